@@ -1,0 +1,71 @@
+# gpulab_add_lab(<lab> STUDENT_FILES <files...> HARNESS <files...> TESTS <files...> [LIBS <targets...>])
+#
+# Builds, for each implementation present:
+#   <lab>-student / <lab>-reference    library: the lab's harness (stage table) + that implementation
+#   gpulab-<lab>-student / -reference  the runner (list / run / experiment), see common/src/runner.cpp
+#   test-<lab>-student / -reference    the lab's Catch2 tests
+# The student implementation is the files in labs/<lab>/; the reference is the same file names in
+# solutions/<lab>/, built only when that folder exists (students receive the course without it).
+# ctest runs the tests against the reference when there is one, otherwise against the student's
+# files; GPU tests carry the label `gpu` and report SKIPPED (exit 77) on a machine without a GPU.
+function(gpulab_add_lab lab)
+  cmake_parse_arguments(ARG "" "" "STUDENT_FILES;HARNESS;TESTS;LIBS" ${ARGN})
+  set(lab_dir ${CMAKE_CURRENT_SOURCE_DIR})
+  set(solution_dir ${PROJECT_SOURCE_DIR}/solutions/${lab})
+
+  set(impls student)
+  set(test_impl student)
+  if(IS_DIRECTORY ${solution_dir})
+    list(APPEND impls reference)
+    set(test_impl reference)
+  endif()
+  set(GPULAB_LAB_TEST_IMPL_${lab} ${test_impl} CACHE INTERNAL "")
+
+  foreach(impl IN LISTS impls)
+    if(impl STREQUAL "student")
+      set(impl_dir ${lab_dir})
+    else()
+      set(impl_dir ${solution_dir})
+    endif()
+    set(impl_sources)
+    foreach(file IN LISTS ARG_STUDENT_FILES)
+      if(NOT EXISTS ${impl_dir}/${file})
+        message(FATAL_ERROR "gpulab: ${impl_dir}/${file} is missing (lab '${lab}', ${impl}). "
+                            "Restore it from a fresh copy of the course.")
+      endif()
+      list(APPEND impl_sources ${impl_dir}/${file})
+    endforeach()
+
+    set(lib ${lab}-${impl})
+    add_library(${lib} OBJECT ${ARG_HARNESS} ${impl_sources} ${PROJECT_SOURCE_DIR}/common/src/implementation_name.cpp)
+    target_include_directories(${lib} PUBLIC ${lab_dir})
+    target_link_libraries(${lib} PUBLIC gpulab_common ${ARG_LIBS})
+    target_compile_definitions(${lib} PRIVATE GPULAB_IMPL_NAME="${impl}")
+
+    add_executable(gpulab-${lab}-${impl} ${PROJECT_SOURCE_DIR}/common/src/runner_main.cpp)
+    target_link_libraries(gpulab-${lab}-${impl} PRIVATE ${lib})
+
+    if(ARG_TESTS)
+      add_executable(test-${lab}-${impl} ${ARG_TESTS})
+      target_link_libraries(test-${lab}-${impl} PRIVATE ${lib} gpulab_testing)
+    endif()
+  endforeach()
+
+  # Tests of the implementation that ships (the reference in the course repo).
+  if(ARG_TESTS)
+    add_test(NAME ${lab}.tests.cpu COMMAND test-${lab}-${test_impl} "[cpu]")
+    set_tests_properties(${lab}.tests.cpu PROPERTIES LABELS "cpu;${lab}")
+    add_test(NAME ${lab}.tests.gpu COMMAND test-${lab}-${test_impl} "[gpu]" --gpulab-gpu)
+    set_tests_properties(${lab}.tests.gpu PROPERTIES LABELS "gpu;${lab}" SKIP_RETURN_CODE 77)
+  endif()
+  # The runner end to end on a small problem: check and time every stage.
+  add_test(NAME ${lab}.runner.cpu COMMAND gpulab-${lab}-${test_impl} run --where cpu --reps 2 --warmup 1)
+  set_tests_properties(${lab}.runner.cpu PROPERTIES LABELS "cpu;${lab}")
+  add_test(NAME ${lab}.runner.gpu COMMAND gpulab-${lab}-${test_impl} run --where gpu --reps 2 --warmup 1 --require-gpu)
+  set_tests_properties(${lab}.runner.gpu PROPERTIES LABELS "gpu;${lab}" SKIP_RETURN_CODE 77)
+  # The untouched starter: every student stage says TODO; none crashes, none passes.
+  add_test(NAME ${lab}.starter.cpu COMMAND gpulab-${lab}-student run --where cpu --check-starter)
+  set_tests_properties(${lab}.starter.cpu PROPERTIES LABELS "cpu;${lab}")
+  add_test(NAME ${lab}.starter.gpu COMMAND gpulab-${lab}-student run --where gpu --check-starter --require-gpu)
+  set_tests_properties(${lab}.starter.gpu PROPERTIES LABELS "gpu;${lab}" SKIP_RETURN_CODE 77)
+endfunction()

@@ -1,0 +1,46 @@
+// A CPU model of one warp's shared-memory request: 32 banks of 4 bytes. A word read by many lanes
+// is broadcast for free; distinct words in one bank are serialised, one wavefront each.
+// 64-bit accesses are served in 2 phases of 16 lanes and 128-bit in 4 phases of 8 lanes, each
+// phase judged on its own. This is seed 000 §3's b x M/b bank matrix, with the broadcast rule
+// the seed's footnote 3 leaves out.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gpulab {
+
+inline constexpr int kWarpSize = 32;
+inline constexpr int kBanks = 32;
+inline constexpr int kBankWidthBytes = 4;
+
+struct WarpAccess {
+  std::array<std::optional<std::uint32_t>, kWarpSize> byte_address{};  // nullopt: lane inactive
+  int width_bytes = 4;  // 1, 2, 4, 8 or 16
+
+  // Lane i reads 32-bit word index(i); `active` lanes only (default: all 32).
+  template <class IndexOfLane>
+  static WarpAccess words(IndexOfLane index, int active = kWarpSize, int width_bytes = 4) {
+    WarpAccess a;
+    a.width_bytes = width_bytes;
+    for (int lane = 0; lane < active; ++lane)
+      a.byte_address[lane] = static_cast<std::uint32_t>(index(lane)) * static_cast<std::uint32_t>(width_bytes);
+    return a;
+  }
+};
+
+struct BankReport {
+  int wavefronts = 0;        // what the hardware needs
+  int ideal_wavefronts = 0;  // what the same request needs without conflicts (one per phase used)
+  int max_way = 0;           // worst n-way conflict: distinct words in the busiest bank of a phase
+  int excess() const { return wavefronts - ideal_wavefronts; }
+};
+
+BankReport analyze_bank_conflicts(const WarpAccess& access);
+
+// Draws the request as the bank matrix: one row per bank, one column per word row
+// (word / 32), each cell the lanes that touch it; the busiest bank is marked.
+std::string draw_bank_matrix(const WarpAccess& access, int max_columns = 8);
+
+}  // namespace gpulab

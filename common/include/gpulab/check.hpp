@@ -1,0 +1,40 @@
+// Exact checkers: every failure reports the first mismatching index, how many elements differ,
+// and a window of expected/actual values around the first one.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace gpulab {
+
+struct CheckResult {
+  bool ok = true;
+  std::string message;          // one line: what is wrong, where
+  std::string detail;           // the window of expected/actual values (may be empty)
+  std::size_t first_mismatch = 0;
+  std::size_t mismatch_count = 0;
+
+  static CheckResult pass() { return {}; }
+  static CheckResult fail(std::string message, std::string detail = {});
+  explicit operator bool() const { return ok; }
+  std::string to_string() const;  // message, then detail
+};
+
+// expected[i] == actual[i] for every i; sizes must agree.
+template <class T>
+CheckResult compare_exact(std::span<const T> expected, std::span<const T> actual, std::size_t window = 4);
+
+// |expected - actual| <= abs_tol + rel_tol * |expected|; NaN never passes.
+CheckResult compare_near(std::span<const float> expected, std::span<const float> actual, double rel_tol,
+                         double abs_tol, std::size_t window = 4);
+
+// Non-decreasing order.
+template <class T>
+CheckResult check_sorted(std::span<const T> values, std::size_t window = 4);
+
+// Same multiset of values (a sort must not lose or invent elements).
+template <class T>
+CheckResult check_permutation(std::span<const T> original, std::span<const T> permuted);
+
+}  // namespace gpulab

@@ -1,0 +1,119 @@
+// The lab framework. A lab is a table of stages; each stage knows how to prepare seeded input,
+// run the student's (or the reference) code, and check the result against the CPU. The runner
+// (runner.hpp) times, counts launches and prints; tests and the autograder use the same table.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpulab/check.hpp"
+#include "gpulab/data.hpp"
+#include "gpulab/table.hpp"
+#include "gpulab/timing.hpp"
+
+namespace gpulab {
+
+// A stage the student has not written yet. The runner shows it as TODO: never a crash, never a pass.
+class NotImplemented : public std::logic_error {
+ public:
+  explicit NotImplemented(const std::string& what) : std::logic_error(what + " is not implemented yet") {}
+};
+[[noreturn]] inline void not_implemented(const std::string& what) { throw NotImplemented(what); }
+
+// Bad input from the command line or a test: reported as one clear line, exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Problem {
+  std::size_t n = 0;               // elements
+  std::size_t rows = 0, cols = 0;  // 2-D labs (n == rows * cols); 0 for 1-D labs
+  std::uint64_t seed = 1;
+  Distribution distribution = Distribution::uniform;
+  std::map<std::string, long long> params;  // stage knobs: "block", "alpha", "colors", ...
+
+  long long param(const std::string& key, long long fallback) const {
+    auto it = params.find(key);
+    return it == params.end() ? fallback : it->second;
+  }
+  std::string describe() const;  // "n=1025 seed=1 dist=uniform block=256"
+};
+
+// One stage prepared for one problem: inputs are on the device, the expected output is known.
+class StageInstance {
+ public:
+  virtual ~StageInstance() = default;
+  // Poison every output so that nothing left from an earlier run can pass (untimed).
+  virtual void reset_output() = 0;
+  // The work that is timed: enqueue the stage on the default stream (host stages just run).
+  virtual void run() = 0;
+  // Compare the output with the CPU reference (synchronises first).
+  virtual CheckResult check() = 0;
+  // Bytes the model says the stage must move through global memory (input read once, output
+  // written once): the numerator of GB/s. Stages that do more traffic are slower, not credited.
+  virtual double bytes_moved() const = 0;
+  // Elements processed, for elements/s (defaults to the problem's n).
+  virtual std::optional<double> elements() const { return std::nullopt; }
+};
+
+enum class Where { cpu, gpu };
+enum class Role {
+  student,   // the student writes it (a function in the lab's student file)
+  baseline,  // provided by the course: CUB, Thrust, cudaMemcpy, the CPU reference
+};
+
+struct Stage {
+  std::string id;     // "naive", "shared-conflict-free": what --stage takes
+  std::string title;  // one line for tables
+  Where where = Where::gpu;
+  Role role = Role::student;
+  bool must_be_conflict_free = false;  // graded with Nsight Compute's excess shared wavefronts
+  bool expect_conflicts = false;       // the lab teaches that this one has conflicts
+  std::string source;                  // the seed document and section it follows
+  // The model's number of kernel launches (rounds R(n)) for this problem, when the seeds give it.
+  std::function<std::optional<long>(const Problem&)> predicted_launches;
+  std::function<std::unique_ptr<StageInstance>(const Problem&)> prepare;
+};
+
+struct ExperimentContext {
+  Problem base;             // from the command line (--n, --seed, --param ...)
+  MeasureOptions measure;   // from the command line (--reps, --warmup, --no-flush)
+  bool quick = false;       // --quick: fewer points, for tests
+};
+
+struct Experiment {
+  std::string id;     // "size-sweep"
+  std::string title;  // one line
+  bool needs_gpu = true;
+  std::function<Table(const ExperimentContext&)> run;
+};
+
+struct Lab {
+  std::string id;     // "scan"
+  std::string title;  // "Scan and stream compaction"
+  std::string student_files;  // what the student edits, for messages ("labs/scan/scan.cu")
+  std::size_t default_n = 1u << 24;
+  std::size_t default_rows = 0, default_cols = 0;  // 2-D labs
+  std::string baseline_cpu_stage;  // stage whose time is the "vs CPU" denominator
+  std::vector<Stage> stages;
+  std::vector<Experiment> experiments;
+
+  const Stage* find_stage(std::string_view id) const;
+};
+
+// Every lab defines this once, in its lab.cu: the stage table.
+Lab make_lab();
+
+// The implementation compiled into this binary: "student" or "reference".
+std::string_view implementation_name();
+
+}  // namespace gpulab

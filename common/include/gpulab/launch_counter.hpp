@@ -1,0 +1,29 @@
+// Counts kernel launches through the CUPTI callback API: the model's number of rounds R(n)
+// (every kernel boundary is a global barrier, seed 000 §2, eq. 1).
+#pragma once
+#include <string>
+
+namespace gpulab {
+
+class LaunchCounter {
+ public:
+  // Subscribes to CUPTI. Under a profiler or sanitizer that owns CUPTI already, the counter is
+  // unavailable (available() == false, reason() says why) and counts nothing.
+  LaunchCounter();
+  ~LaunchCounter();
+  LaunchCounter(const LaunchCounter&) = delete;
+  LaunchCounter& operator=(const LaunchCounter&) = delete;
+
+  bool available() const noexcept { return available_; }
+  const std::string& reason() const noexcept { return reason_; }
+  void start();        // reset and begin counting
+  long stop();         // stop counting; returns the launches since start()
+  long count() const;  // launches so far
+
+ private:
+  bool available_ = false;
+  std::string reason_;
+  void* subscriber_ = nullptr;
+};
+
+}  // namespace gpulab

@@ -1,0 +1,37 @@
+// What lab tests need: Catch2 (v3 or Debian's v2) and one-line stage checks.
+#pragma once
+#ifdef GPULAB_CATCH2_V3
+#include <catch2/catch_all.hpp>
+#else
+#include <catch2/catch.hpp>
+#endif
+
+#include <string>
+
+#include "gpulab/lab.hpp"
+#include "gpulab/runner.hpp"
+
+namespace gpulab::testing {
+
+// The lab of this test binary, built once.
+const Lab& lab();
+
+// Runs one stage on `problem` and returns its result (status, check message).
+StageResult check(const std::string& stage_id, const Problem& problem);
+
+// A problem of n elements (1-D labs).
+Problem problem(std::size_t n, Distribution d = Distribution::uniform, std::uint64_t seed = 1);
+// A rows x cols problem (2-D labs).
+Problem problem_2d(std::size_t rows, std::size_t cols, Distribution d = Distribution::uniform,
+                   std::uint64_t seed = 1);
+
+}  // namespace gpulab::testing
+
+// REQUIRE that a stage passes on a problem, printing the check's report when it does not.
+#define GPULAB_REQUIRE_PASS(stage_id, problem_expr)                                              \
+  do {                                                                                           \
+    const auto gpulab_result_ = ::gpulab::testing::check((stage_id), (problem_expr));            \
+    INFO("stage " << (stage_id) << " on " << (problem_expr).describe() << ": "                   \
+                  << ::gpulab::to_string(gpulab_result_.status) << " " << gpulab_result_.message); \
+    REQUIRE(gpulab_result_.status == ::gpulab::StageStatus::pass);                               \
+  } while (0)

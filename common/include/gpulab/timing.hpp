@@ -1,0 +1,80 @@
+// Timing: CUDA-event and steady-clock timers, and measure(): warm-up, repetitions, L2 flush,
+// min/median/max. Throughput helpers turn a bytes-moved formula into GB/s and % of copy.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+namespace gpulab {
+
+// Times device work enqueued on one stream between start() and stop().
+class GpuTimer {
+ public:
+  explicit GpuTimer(cudaStream_t stream = nullptr);
+  ~GpuTimer();
+  GpuTimer(const GpuTimer&) = delete;
+  GpuTimer& operator=(const GpuTimer&) = delete;
+  void start();
+  void stop();
+  double elapsed_ms();  // waits for stop
+
+ private:
+  cudaStream_t stream_;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+class CpuTimer {
+ public:
+  void start() { t0_ = std::chrono::steady_clock::now(); }
+  void stop() { t1_ = std::chrono::steady_clock::now(); }
+  double elapsed_ms() const { return std::chrono::duration<double, std::milli>(t1_ - t0_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point t0_{}, t1_{};
+};
+
+// Evicts the L2 by writing a buffer twice its size (H100 has 50 MB, H200 60 MB: an input
+// under that size would otherwise be timed at cache speed on every repetition after the first).
+class L2Flusher {
+ public:
+  L2Flusher();  // sizes itself from the current device
+  ~L2Flusher();
+  L2Flusher(const L2Flusher&) = delete;
+  L2Flusher& operator=(const L2Flusher&) = delete;
+  void flush(cudaStream_t stream = nullptr);
+
+ private:
+  void* buffer_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+struct MeasureOptions {
+  int warmup = 2;        // untimed runs first: module load, lazy allocation, caches
+  int repetitions = 10;  // timed runs; the median is reported
+  bool flush_l2 = true;  // flush before every timed run
+};
+
+struct TimingStats {
+  double min_ms = 0, median_ms = 0, max_ms = 0;
+  std::vector<double> samples_ms;
+  static TimingStats from_samples(std::vector<double> samples);
+};
+
+// Times `body` on the GPU (events around it, on the default stream). `before_each` runs untimed
+// before every run, warm-ups included; a lab poisons its outputs there. The L2 is flushed after
+// `before_each`, so poisoning does not leave the outputs cached.
+TimingStats measure_gpu(const std::function<void()>& body, const std::function<void()>& before_each = {},
+                        const MeasureOptions& options = {});
+
+// Same for host code, with a steady clock.
+TimingStats measure_cpu(const std::function<void()>& body, const std::function<void()>& before_each = {},
+                        const MeasureOptions& options = {});
+
+// Throughput from the model's bytes moved (each input read once, each output written once).
+double gigabytes_per_second(double bytes, double ms);
+double elements_per_second(double elements, double ms);
+
+}  // namespace gpulab

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gpulab builds with, when they are missing.
+# As root it runs apt-get; otherwise it prints the exact command to run and fails.
+# The CUDA Toolkit (nvcc 12.4+ with CUB/Thrust and CUPTI) is not a Debian package here: see README.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ python3 catch2 nlohmann-json3-dev libcli11-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+# A GPU machine without network access carries the headers in .deps/ (scripts/gpu-check.sh).
+if [ ${#missing[@]} -eq 0 ] || [ -n "${GPULAB_DEPS_PREFIX:-}" ]; then
+  echo "setup: all build dependencies are installed"
+else
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup: missing Debian packages: ${missing[*]}" >&2
+    echo "setup: run:  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "setup: nvcc not found. Install the CUDA Toolkit (12.4 or newer) and put its bin/ on PATH." >&2
+  exit 1
+fi
+command -v nvcc >/dev/null 2>&1 || echo "setup: note: add /usr/local/cuda/bin to PATH (export PATH=/usr/local/cuda/bin:\$PATH)"
