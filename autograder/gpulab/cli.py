@@ -1,0 +1,115 @@
+"""`gpulab`: the course command line (argparse). Each subcommand lives in its own module."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from gpulab.errors import EXIT_INTERNAL, EXIT_USAGE, GpulabError
+from gpulab.paths import Course
+
+EPILOG = """\
+Labs are discovered from the build tree (labs/<lab>/gpulab-<lab>-<impl>) and labs/*/rubric.toml.
+Options not listed here are passed to the runner unchanged (e.g. --where gpu, --dist sorted,
+--param block=512, --warmup 3, --no-flush, --no-time); see `<build>/labs/<lab>/gpulab-<lab>-student --help`.
+"""
+
+
+def _size(text: str) -> str:
+    """--n accepts N or RxC (2-D labs); checked here so a typo gets a clear message."""
+    t = text.lower()
+    parts = t.split("x")
+    if len(parts) in (1, 2) and all(p.isdigit() and p for p in parts):
+        return t
+    raise argparse.ArgumentTypeError(f"'{text}' is not a size: write N (e.g. 1048576) or RxC (e.g. 4096x4096)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gpulab", description="gpulab: run, measure and grade the CUDA labs.",
+                                epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                allow_abbrev=False)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    sp = sub.add_parser("list", help="labs, their stages and experiments", allow_abbrev=False)
+    sp.add_argument("--format", choices=["table", "json"], default="table")
+
+    sub.add_parser("info", help="the GPU, its measured copy bandwidth, the machine-model parameters "
+                   "(options go to gpulab-info)", allow_abbrev=False, add_help=False)
+
+    sp = sub.add_parser("run", help="check and time a lab's stages (or every lab: all)",
+                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+                        allow_abbrev=False)
+    sp.add_argument("lab", help="a lab id (see `gpulab list`) or all")
+    sp.add_argument("--stage", action="append", metavar="ID", help="only this stage (repeatable)")
+    sp.add_argument("--n", type=_size, help="problem size: N, or RxC for 2-D labs")
+    sp.add_argument("--seed", type=int)
+    sp.add_argument("--reps", type=int, help="timed repetitions (median reported)")
+    sp.add_argument("--impl", choices=["student", "reference"], default="student")
+    sp.add_argument("--format", choices=["table", "csv", "json"], default="table")
+
+    sp = sub.add_parser("experiment", help="run one of a lab's experiments (options go to the runner)",
+                        allow_abbrev=False)
+    sp.add_argument("lab")
+    sp.add_argument("id", help="experiment id (see `gpulab list`)")
+    sp.add_argument("--impl", choices=["student", "reference"], default="student")
+
+    sp = sub.add_parser("conflicts", help="Nsight Compute: excess shared-memory wavefronts per source line",
+                        allow_abbrev=False)
+    sp.add_argument("lab")
+    sp.add_argument("--stage", action="append", required=True, metavar="ID", help="stage (repeatable)")
+    sp.add_argument("--n", type=_size, help="problem size (default: the rubric's [conflicts] n)")
+    sp.add_argument("--impl", choices=["student", "reference"], default="student")
+    sp.add_argument("--format", choices=["table", "json"], default="table")
+    sp.add_argument("--keep", metavar="DIR", help="keep ncu's report and CSV files in DIR")
+
+    from gpulab import grade_cli  # noqa: PLC0415 (the grading options live with the grader)
+    grade_cli.add_parsers(sub)
+    return p
+
+
+PASSTHROUGH = {"run", "experiment", "info"}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    if argv and argv[0] == "info":
+        args, extra = argparse.Namespace(command="info"), argv[1:]
+    else:
+        args, extra = parser.parse_known_args(argv)
+        if extra and args.command not in PASSTHROUGH:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        return _dispatch(args, extra)
+    except GpulabError as e:
+        print(e, file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("gpulab: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def _dispatch(args: argparse.Namespace, extra: list[str]) -> int:
+    from gpulab import runners  # noqa: PLC0415
+    course = Course.from_environment()
+    if args.command == "list":
+        return runners.cmd_list(course, args.format)
+    if args.command == "info":
+        return runners.cmd_info(course, extra)
+    if args.command == "run":
+        return runners.cmd_run(course, args, extra)
+    if args.command == "experiment":
+        return runners.cmd_experiment(course, args, extra)
+    if args.command == "conflicts":
+        from gpulab import ncu  # noqa: PLC0415
+        return ncu.cmd_conflicts(course, args)
+    from gpulab import grade_cli  # noqa: PLC0415
+    return grade_cli.dispatch(course, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,374 @@
+"""Bank conflicts with Nsight Compute: "L1 Wavefronts Shared Excessive" per source line.
+
+Why this metric: a shared-memory instruction is served in wavefronts; a warp whose 32 accesses
+fall in distinct banks (or share words: broadcast) needs the ideal number, and every further
+wavefront is a bank-conflict replay. Source Counters report, per SASS instruction and per CUDA
+source line, the wavefronts actually used ("L1 Wavefronts Shared"), the ideal count
+("... Ideal") and their difference ("... Excessive"). The l1tex__data_bank_conflicts_* counters
+are not used: they also count other pipeline stalls and report conflicts in conflict-free code.
+
+n-way degree of a line = wavefronts / ideal wavefronts: a 32-bit access by a full warp ideally
+takes 1 wavefront; an n-way conflict serialises it into n, so the ratio is the average degree
+over every execution of that line (e.g. 32.0 for a column walk of an unpadded 32x32 tile, 2.0
+for a stride-2 index). A line mixing conflicted and clean accesses shows a fractional degree.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from gpulab import proc, tools
+from gpulab.errors import GpulabError
+
+EXCESS = "L1 Wavefronts Shared Excessive"
+WAVEFRONTS = "L1 Wavefronts Shared"
+IDEAL = "L1 Wavefronts Shared Ideal"
+PERMISSION_FIX = ("ncu cannot read the GPU performance counters (ERR_NVGPUCTRPERM): run the grader as root "
+                  "or allow profiling for all users (`options nvidia NVreg_RestrictProfilingToAdminUsers=0`, "
+                  "see https://developer.nvidia.com/ERR_NVGPUCTRPERM)")
+
+
+@dataclass
+class LineConflict:
+    """One source line with excess shared wavefronts (summed over every kernel launch profiled)."""
+
+    file: str
+    line: int
+    excessive: int
+    wavefronts: int | None = None
+    ideal: int | None = None
+    source: str = ""
+
+    @property
+    def nway(self) -> float | None:
+        """Average n-way degree: wavefronts / ideal (see the module docstring)."""
+        ideal = self.ideal if self.ideal is not None else (
+            self.wavefronts - self.excessive if self.wavefronts is not None else None)
+        if not ideal or self.wavefronts is None:
+            return None
+        return self.wavefronts / ideal
+
+
+@dataclass
+class ConflictReport:
+    """The outcome for one stage: measured (lines, total) or not run (why, and the fix)."""
+
+    stage: str
+    measured: bool
+    total_excessive: int | None = None
+    total_wavefronts: int | None = None
+    lines: list[LineConflict] = field(default_factory=list)
+    kernels: list[str] = field(default_factory=list)
+    reason: str = ""   # not run: why
+    fix: str = ""      # not run: what to do, one line
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def conflict_free(self) -> bool:
+        return self.measured and self.total_excessive == 0
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        for ln, src in zip(d["lines"], self.lines):
+            ln["nway"] = src.nway
+        return d
+
+    @staticmethod
+    def not_run(stage: str, reason: str, fix: str = "") -> "ConflictReport":
+        return ConflictReport(stage, False, reason=reason, fix=fix)
+
+
+def _number(text: str | None) -> int | None:
+    """ncu numbers: '1234', '1,234', '1234.0'; 'n/a' or '' means not measured (None, never 0)."""
+    if text is None:
+        return None
+    t = text.strip().replace(",", "").replace("\u202f", "")
+    if not t or t.lower() in ("n/a", "na", "-", "nan"):
+        return None
+    try:
+        return int(round(float(t)))
+    except ValueError:
+        return None
+
+
+@dataclass
+class SourceTable:
+    """One table of ncu's source page: the rows of one kernel (and one file, for CUDA view)."""
+
+    file: str | None
+    kernel: str | None
+    header: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+
+    def column(self, name: str) -> int | None:
+        return self.header.index(name) if name in self.header else None
+
+
+def _csv_lines(text: str) -> Iterable[str]:
+    """The CSV part of ncu's output: drops ==PROF==/==WARNING==/==ERROR== lines and the runner's output."""
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith('"'):
+            yield line
+
+
+def parse_source_csv(text: str) -> list[SourceTable]:
+    """Parses `ncu --import R --page source --csv --print-source cuda|sass|cuda,sass`.
+
+    The page is a sequence of blocks: optional key/value lines ("Kernel Name","k", "File Path","f")
+    followed by a header row (it has the metric columns) and data rows. Robust to columns moving.
+    """
+    tables: list[SourceTable] = []
+    file: str | None = None
+    kernel: str | None = None
+    current: SourceTable | None = None
+    for row in csv.reader(_csv_lines(text)):
+        if not row:
+            continue
+        key = row[0].strip()
+        if len(row) == 2 and key in ("File Path", "File", "Source File"):
+            file, current = row[1], None
+            continue
+        if len(row) == 2 and key in ("Kernel Name", "Function Name", "Kernel", "Function"):
+            kernel, current = row[1], None
+            continue
+        if EXCESS in row or key in ("Line No", "Line", "# Address", "Address") and not _is_int(row[0]):
+            current = SourceTable(file, kernel, [c.strip() for c in row])
+            tables.append(current)
+            continue
+        if current is not None and len(row) >= 2:
+            current.rows.append(row)
+    return tables
+
+
+def _is_int(text: str) -> bool:
+    return text.strip().isdigit()
+
+
+def lines_from_tables(tables: list[SourceTable]) -> tuple[list[LineConflict], int | None, int | None, bool]:
+    """(lines with excess, total excess, total wavefronts, any value was measured) over every table.
+
+    Only CUDA-source rows (those with a line number) give lines; SASS-only tables still add to the
+    totals, so a build without -lineinfo is measured but cannot name lines.
+    """
+    by_line: dict[tuple[str, int], LineConflict] = {}
+    total_ex = total_wf = 0
+    measured = False
+    for t in tables:
+        ex_col, wf_col, id_col = t.column(EXCESS), t.column(WAVEFRONTS), t.column(IDEAL)
+        line_col = next((t.column(c) for c in ("Line No", "Line", "#") if t.column(c) is not None), None)
+        src_col = t.column("Source")
+        if ex_col is None:
+            continue
+        cuda_view = line_col is not None
+        for row in t.rows:
+            ex = _number(row[ex_col]) if ex_col < len(row) else None
+            if ex is None:
+                continue
+            measured = True
+            wf = _number(row[wf_col]) if wf_col is not None and wf_col < len(row) else None
+            ideal = _number(row[id_col]) if id_col is not None and id_col < len(row) else None
+            if cuda_view:
+                line = _number(row[line_col])
+                if line is None:
+                    continue
+                key = (t.file or "?", line)
+                lc = by_line.setdefault(key, LineConflict(key[0], line, 0, 0 if wf is not None else None,
+                                                          0 if ideal is not None else None,
+                                                          row[src_col].strip() if src_col is not None else ""))
+                lc.excessive += ex
+                if wf is not None and lc.wavefronts is not None:
+                    lc.wavefronts += wf
+                if ideal is not None and lc.ideal is not None:
+                    lc.ideal += ideal
+            total_ex += ex
+            total_wf += wf or 0
+    lines = sorted((lc for lc in by_line.values() if lc.excessive > 0), key=lambda l: (l.file, l.line))
+    return lines, (total_ex if measured else None), (total_wf if measured else None), measured
+
+
+RULE_TOTAL = re.compile(r"total of ([\d,]+) excessive wavefronts")
+
+
+def total_from_details(text: str) -> int | None:
+    """The "Uncoalesced Shared Accesses" rule's total, summed over kernels, from the details page."""
+    totals = [int(m.replace(",", "")) for m in RULE_TOTAL.findall(text)]
+    return sum(totals) if totals else None
+
+
+def kernels_from_details(text: str) -> list[str]:
+    """Kernel names from `--page details --csv` (the "Kernel Name" column), in launch order."""
+    rows = list(csv.reader(_csv_lines(text)))
+    if not rows or "Kernel Name" not in rows[0]:
+        return []
+    col, id_col = rows[0].index("Kernel Name"), rows[0].index("ID") if "ID" in rows[0] else None
+    seen, names = set(), []
+    for r in rows[1:]:
+        if len(r) > col:
+            key = (r[id_col] if id_col is not None else "", r[col])
+            if key not in seen:
+                seen.add(key)
+                names.append(r[col])
+    return names
+
+
+def diagnose_failure(output: str) -> tuple[str, str] | None:
+    """(reason, fix) when ncu could not measure at all; None when the output looks like a profile."""
+    if "ERR_NVGPUCTRPERM" in output:
+        return "no permission to read GPU performance counters (ERR_NVGPUCTRPERM)", PERMISSION_FIX
+    if re.search(r"no CUDA-capable device|cudaErrorNoDevice|CUDA driver version is insufficient", output):
+        return "no GPU", "run the grader on a machine with an NVIDIA GPU"
+    if "Failed to find or load" in output or "Failed to load" in output and "library" in output:
+        return "ncu could not load its libraries", "reinstall Nsight Compute / the CUDA Toolkit"
+    return None
+
+
+def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: str) -> proc.Result:
+    res = proc.run([ncu] + args, timeout=timeout)
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(f"$ {' '.join(res.cmd)}\n# {res.describe_exit()} in {res.seconds:.1f} s ({tag})\n")
+            f.write(res.stdout)
+            f.write(res.stderr)
+            f.write("\n")
+    return res
+
+
+def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
+                      env_prefix: list[str] | None = None) -> ConflictReport:
+    """Profiles `runner run --stage S --n N --no-time` with Source Counters and reads the excess.
+
+    Only the stage's own NVTX range "gpulab:<stage>" is profiled (the runner pushes it around the
+    stage's run()), so input generation and output poisoning kernels do not count.
+    """
+    ncu = tools.find_tool("ncu")
+    if ncu is None:
+        return ConflictReport.not_run(stage, "ncu (Nsight Compute) not found", tools.MISSING_FIX["ncu"])
+    work.mkdir(parents=True, exist_ok=True)
+    rep = work / f"ncu-{stage}"
+    log = work / f"ncu-{stage}.log"
+    log.unlink(missing_ok=True)
+    target = (env_prefix or []) + [str(runner), "run", "--stage", stage, "--n", size_arg, "--no-time",
+                                   "--format", "json"]
+    base = ["--section", "SourceCounters", "--export", str(rep), "--force-overwrite"]
+    nvtx = ["--nvtx", "--nvtx-include", f"gpulab:{stage}/"]
+    res = _run_ncu(ncu, base + nvtx + target, timeout, log, "profile")
+    notes = []
+    out = res.stdout + res.stderr
+    if res.timed_out:
+        return ConflictReport.not_run(stage, f"ncu timed out after {timeout:.0f} s",
+                                      "raise [limits] tool_timeout or lower [conflicts] n in the rubric")
+    diag = diagnose_failure(out)
+    if diag:
+        return ConflictReport.not_run(stage, *diag)
+    if "No kernels were profiled" in out:
+        notes.append("no kernel matched the NVTX range gpulab:%s; profiled every kernel of the run instead" % stage)
+        res = _run_ncu(ncu, base + target, timeout, log, "profile without NVTX filter")
+        out = res.stdout + res.stderr
+        if "No kernels were profiled" in out:
+            return ConflictReport(stage, True, 0, 0, notes=notes + ["the stage launched no kernel"])
+    report_file = rep.with_name(rep.name + ".ncu-rep")
+    if not report_file.is_file():
+        last = (out.strip().splitlines() or ["no output"])[-1]
+        return ConflictReport.not_run(stage, f"ncu wrote no report ({res.describe_exit()}): {last[:200]}",
+                                      f"see {log}")
+    src = _run_ncu(ncu, ["--import", str(report_file), "--page", "source", "--csv", "--print-source", "cuda"],
+                   timeout, log, "source page")
+    (work / f"ncu-{stage}-source.csv").write_text(src.stdout, encoding="utf-8")
+    det = _run_ncu(ncu, ["--import", str(report_file), "--page", "details", "--csv"], timeout, log, "details page")
+    (work / f"ncu-{stage}-details.csv").write_text(det.stdout, encoding="utf-8")
+    return build_report(stage, src.stdout, det.stdout, notes)
+
+
+def build_report(stage: str, source_csv: str, details_csv: str, notes: list[str] | None = None) -> ConflictReport:
+    """The verdict from the two pages' CSV text (separate from profiling so fixtures can test it)."""
+    notes = list(notes or [])
+    lines, total, total_wf, measured = lines_from_tables(parse_source_csv(source_csv))
+    rule_total = total_from_details(details_csv)
+    kernels = kernels_from_details(details_csv)
+    if not measured:
+        if rule_total is not None:
+            notes.append("no per-line values (source page empty); total from the details page rule")
+            return ConflictReport(stage, True, rule_total, None, [], kernels, notes=notes)
+        if "n/a" in source_csv.lower():
+            return ConflictReport.not_run(stage, f"ncu printed n/a for {EXCESS}",
+                                          "profile on a GPU and driver that expose Source Counters; see the ncu log")
+        if kernels and EXCESS not in source_csv:
+            # Kernels ran but the metric is absent: nothing in them touched shared memory... or the
+            # page is not what we expect. Only the first is a measurement: require the column.
+            return ConflictReport.not_run(stage, f"ncu's source page has no {EXCESS} column",
+                                          "check the ncu version (2023.1 or newer) and the log")
+        return ConflictReport.not_run(stage, "ncu produced no source counters", "see the ncu log")
+    if rule_total is not None and total is not None and rule_total > total:
+        notes.append(f"{rule_total - total} excess wavefronts could not be attributed to a source line")
+        total = rule_total
+    return ConflictReport(stage, True, total, total_wf, lines, kernels, notes=notes)
+
+
+def format_report(rep: ConflictReport) -> str:
+    """Plain-text lines for the console and `gpulab conflicts`."""
+    if not rep.measured:
+        return f"{rep.stage}: not run: {rep.reason}" + (f"\n  fix: {rep.fix}" if rep.fix else "")
+    head = (f"{rep.stage}: {rep.total_excessive} excess shared wavefronts"
+            + (f" of {rep.total_wavefronts}" if rep.total_wavefronts else "")
+            + (" (conflict-free)" if rep.total_excessive == 0 else ""))
+    out = [head]
+    for ln in rep.lines:
+        deg = f"{ln.nway:.1f}-way" if ln.nway is not None else "?-way"
+        out.append(f"  {ln.file}:{ln.line}: {ln.excessive} excess wavefronts"
+                   + (f" of {ln.wavefronts}" if ln.wavefronts is not None else "")
+                   + f", {deg}" + (f"   {ln.source}" if ln.source else ""))
+    out += [f"  note: {n}" for n in rep.notes]
+    return "\n".join(out)
+
+
+def relativize(rep: ConflictReport, root: Path) -> ConflictReport:
+    """Source paths inside a grading workspace -> paths relative to the course (labs/scan/scan.cu)."""
+    for ln in rep.lines:
+        try:
+            ln.file = str(Path(ln.file).resolve().relative_to(root.resolve()))
+        except ValueError:
+            pass
+    return rep
+
+
+def cmd_conflicts(course: Any, args: Any) -> int:
+    """`gpulab conflicts LAB --stage S [--n N] [--impl I]`: the grader's ncu reader, on one build."""
+    from gpulab import gpulock, rubric  # noqa: PLC0415
+    runner = course.require_runner(args.lab, args.impl)
+    size = args.n
+    if size is None:
+        rp = course.rubric_path(args.lab)
+        rb = rubric.load_rubric(rp) if rp.is_file() else None
+        if rb is None or rb.conflicts_size is None:
+            raise GpulabError(f"gpulab: give --n (labs/{args.lab}/rubric.toml has no [conflicts] n)")
+        size = rb.conflicts_size.arg
+    if not tools.gpu_present():
+        print(f"gpulab conflicts: not run: no GPU on this machine (ncu needs one)", file=sys.stderr)
+        return 4
+    work = Path(args.keep) if args.keep else None
+    import tempfile  # noqa: PLC0415
+    reports = []
+    with tempfile.TemporaryDirectory(prefix="gpulab-ncu-") as tmp:
+        base = work or Path(tmp)
+        with gpulock.gpu_lock():
+            for stage in args.stage:
+                rep = profile_conflicts(runner, stage, size, base)
+                reports.append(relativize(rep, course.source))
+    if args.format == "json":
+        print(json.dumps({"lab": args.lab, "implementation": args.impl, "n": size,
+                          "stages": [r.to_json() for r in reports]}, indent=2))
+    else:
+        for r in reports:
+            print(format_report(r))
+    if any(not r.measured for r in reports):
+        return 5
+    return 0 if all(r.conflict_free for r in reports) else 1

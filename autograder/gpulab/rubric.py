@@ -1,0 +1,290 @@
+"""labs/<lab>/rubric.toml (and autograder/hidden/<lab>.toml): what is graded and for how many points.
+
+Parsed with tomllib and checked strictly: an unknown key or a wrong type is an error that names
+the file, the key and what was expected, because a typo in a rubric silently changes grades.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpulab.errors import GpulabError
+
+DISTRIBUTIONS = ("uniform", "small_range", "all_equal", "sorted", "reverse", "few_unique", "full_range")
+DEFAULT_CASE_TIMEOUT = 60.0      # s, one correctness case (its own process)
+DEFAULT_TOOL_TIMEOUT = 300.0     # s, one compute-sanitizer or ncu run
+
+
+@dataclass(frozen=True)
+class Size:
+    """A problem size: n elements (1-D) or rows x cols (2-D); `arg` is what --n takes."""
+
+    n: int
+    rows: int = 0
+    cols: int = 0
+
+    @property
+    def arg(self) -> str:
+        return f"{self.rows}x{self.cols}" if self.rows else str(self.n)
+
+    def __str__(self) -> str:
+        return self.arg
+
+
+@dataclass(frozen=True)
+class Case:
+    """One correctness case: every listed stage runs it as its own process."""
+
+    size: Size
+    distribution: str = "uniform"
+    seed: int = 1
+    params: tuple[tuple[str, int], ...] = ()
+    stages: tuple[str, ...] | None = None   # None: every stage
+    hidden: bool = False
+
+    def applies_to(self, stage: str) -> bool:
+        return self.stages is None or stage in self.stages
+
+    @property
+    def name(self) -> str:
+        extra = "".join(f" {k}={v}" for k, v in self.params)
+        return f"n={self.size.arg} {self.distribution} seed={self.seed}{extra}"
+
+    def runner_args(self) -> list[str]:
+        args = ["--n", self.size.arg, "--seed", str(self.seed), "--dist", self.distribution]
+        for k, v in self.params:
+            args += ["--param", f"{k}={v}"]
+        return args
+
+
+@dataclass(frozen=True)
+class StagePoints:
+    """Points of one stage, by check."""
+
+    id: str
+    correctness: float = 0
+    sanitizer: float = 0
+    conflict_free: float = 0
+    performance: float = 0
+
+    @property
+    def total(self) -> float:
+        return self.correctness + self.sanitizer + self.conflict_free + self.performance
+
+
+@dataclass(frozen=True)
+class Performance:
+    size: Size | None = None
+    full_credit_ratio: float = 1.2
+    reps: int = 10
+    warmup: int = 2
+
+
+@dataclass(frozen=True)
+class Rubric:
+    lab: str
+    student_files: tuple[str, ...]
+    stages: tuple[StagePoints, ...]
+    cases: tuple[Case, ...]
+    performance: Performance = field(default_factory=Performance)
+    sanitizer_size: Size | None = None
+    conflicts_size: Size | None = None
+    case_timeout: float = DEFAULT_CASE_TIMEOUT
+    tool_timeout: float = DEFAULT_TOOL_TIMEOUT
+    source: str = ""
+
+    @property
+    def max_points(self) -> float:
+        return sum(s.total for s in self.stages)
+
+    def stage(self, stage_id: str) -> StagePoints | None:
+        return next((s for s in self.stages if s.id == stage_id), None)
+
+    def cases_for(self, stage_id: str) -> list[Case]:
+        return [c for c in self.cases if c.applies_to(stage_id)]
+
+
+class _Reader:
+    """Reads one TOML table with type checks; every error names the file and the key."""
+
+    def __init__(self, path: str, where: str, table: Any) -> None:
+        if not isinstance(table, dict):
+            raise GpulabError(f"{path}: {where} must be a table")
+        self.path, self.where, self.table = path, where, table
+        self.used: set[str] = set()
+
+    def _fail(self, key: str, what: str) -> GpulabError:
+        loc = f"{self.where}.{key}" if self.where else key
+        return GpulabError(f"rubric {self.path}: `{loc}` {what}")
+
+    def get(self, key: str, types: type | tuple[type, ...], default: Any = None, required: bool = False) -> Any:
+        self.used.add(key)
+        if key not in self.table:
+            if required:
+                raise self._fail(key, "is missing")
+            return default
+        value = self.table[key]
+        if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
+            raise self._fail(key, f"must be {_type_names(types)}, not a boolean")
+        if not isinstance(value, types):
+            raise self._fail(key, f"must be {_type_names(types)}, got {value!r}")
+        return value
+
+    def number(self, key: str, default: float = 0, minimum: float = 0) -> float:
+        v = self.get(key, (int, float), default)
+        if v < minimum:
+            raise self._fail(key, f"must be >= {minimum}, got {v}")
+        return float(v)
+
+    def size(self, required: bool = False) -> Size | None:
+        """n = 1024 | n = "RxC" | rows = R, cols = C."""
+        n = self.get("n", (int, str))
+        rows, cols = self.get("rows", int), self.get("cols", int)
+        if n is None and rows is None and cols is None:
+            if required:
+                raise self._fail("n", "is missing (write n = N, n = \"RxC\" or rows = R, cols = C)")
+            return None
+        if rows is not None or cols is not None:
+            if rows is None or cols is None or n is not None:
+                raise self._fail("rows", "and cols go together, without n")
+            return _checked_size(self, rows, cols)
+        if isinstance(n, int):
+            if n <= 0:
+                raise self._fail("n", f"must be positive, got {n}")
+            return Size(n)
+        parts = n.lower().split("x")
+        if len(parts) == 2 and all(p.strip().isdigit() for p in parts):
+            return _checked_size(self, int(parts[0]), int(parts[1]))
+        if n.strip().isdigit():
+            return Size(int(n))
+        raise self._fail("n", f"must be an integer or \"RxC\", got {n!r}")
+
+    def finish(self) -> None:
+        unknown = sorted(set(self.table) - self.used)
+        if unknown:
+            raise self._fail(unknown[0], f"is not a rubric key here (known: {', '.join(sorted(self.used))})")
+
+
+def _checked_size(r: _Reader, rows: int, cols: int) -> Size:
+    if rows <= 0 or cols <= 0:
+        raise r._fail("rows", f"rows and cols must be positive, got {rows}x{cols}")
+    return Size(rows * cols, rows, cols)
+
+
+def _type_names(types: type | tuple[type, ...]) -> str:
+    names = {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table", bool: "true/false"}
+    ts = types if isinstance(types, tuple) else (types,)
+    return " or ".join(names.get(t, t.__name__) for t in ts)
+
+
+def _parse_case(path: str, index: int, table: Any, hidden: bool) -> Case:
+    r = _Reader(path, f"case[{index}]", table)
+    size = r.size(required=True)
+    dist = r.get("distribution", str, "uniform")
+    if dist not in DISTRIBUTIONS:
+        raise r._fail("distribution", f"must be one of {', '.join(DISTRIBUTIONS)}, got {dist!r}")
+    seed = r.get("seed", int, 1)
+    params_t = r.get("params", dict, {})
+    params = []
+    for k, v in sorted(params_t.items()):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise r._fail(f"params.{k}", f"must be an integer, got {v!r}")
+        params.append((k, v))
+    stages = r.get("stages", list)
+    if stages is not None and not all(isinstance(s, str) for s in stages):
+        raise r._fail("stages", "must be a list of stage ids")
+    r.finish()
+    return Case(size, dist, seed, tuple(params), tuple(stages) if stages is not None else None, hidden)
+
+
+def _parse_stage(path: str, index: int, table: Any) -> StagePoints:
+    r = _Reader(path, f"stage[{index}]", table)
+    sid = r.get("id", str, required=True)
+    sp = StagePoints(sid, r.number("correctness"), r.number("sanitizer"), r.number("conflict_free"),
+                     r.number("performance"))
+    r.finish()
+    return sp
+
+
+def parse_rubric(text: str, path: str = "rubric.toml", hidden_text: str | None = None,
+                 hidden_path: str = "hidden.toml") -> Rubric:
+    """Parses a rubric (and the lab's hidden cases) from TOML text."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise GpulabError(f"rubric {path}: invalid TOML: {e}") from None
+    top = _Reader(path, "", doc)
+    lab = top.get("lab", str, required=True)
+    files = top.get("student_files", list, required=True)
+    if not files or not all(isinstance(f, str) and f and not f.startswith("/") and ".." not in f for f in files):
+        raise top._fail("student_files", "must be a non-empty list of paths relative to labs/<lab>/")
+    perf_r = _Reader(path, "performance", top.get("performance", dict, {}))
+    perf = Performance(perf_r.size(), perf_r.number("full_credit_ratio", 1.2, minimum=1.0),
+                       int(perf_r.number("reps", 10, minimum=1)), int(perf_r.number("warmup", 2)))
+    perf_r.finish()
+    san_r = _Reader(path, "sanitizers", top.get("sanitizers", dict, {}))
+    san = san_r.size()
+    san_r.finish()
+    con_r = _Reader(path, "conflicts", top.get("conflicts", dict, {}))
+    con = con_r.size()
+    con_r.finish()
+    lim_r = _Reader(path, "limits", top.get("limits", dict, {}))
+    case_timeout = lim_r.number("case_timeout", DEFAULT_CASE_TIMEOUT, minimum=1)
+    tool_timeout = lim_r.number("tool_timeout", DEFAULT_TOOL_TIMEOUT, minimum=1)
+    lim_r.finish()
+    cases = [_parse_case(path, i, t, False) for i, t in enumerate(top.get("case", list, []))]
+    stages = [_parse_stage(path, i, t) for i, t in enumerate(top.get("stage", list, []))]
+    top.finish()
+    if not stages:
+        raise GpulabError(f"rubric {path}: no [[stage]] entries: nothing to grade")
+    ids = [s.id for s in stages]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise GpulabError(f"rubric {path}: stage {sorted(dup)[0]!r} is listed twice")
+    if hidden_text is not None:
+        cases += _parse_hidden(hidden_text, hidden_path, lab)
+    for c in cases:
+        for s in c.stages or ():
+            if s not in ids:
+                raise GpulabError(f"rubric {path}: a case names stage {s!r}, which has no [[stage]] entry")
+    _require_sizes(path, stages, perf, san, con)
+    return Rubric(lab, tuple(files), tuple(stages), tuple(cases), perf, san, con, case_timeout,
+                  tool_timeout, path)
+
+
+def _require_sizes(path: str, stages: list[StagePoints], perf: Performance, san: Size | None,
+                   con: Size | None) -> None:
+    """Points for a check need that check's size: say so now, not in the middle of a batch."""
+    needs = [("performance", perf.size, "performance"), ("sanitizer", san, "sanitizers"),
+             ("conflict_free", con, "conflicts")]
+    for attr, size, table in needs:
+        if size is None and any(getattr(s, attr) > 0 for s in stages):
+            raise GpulabError(f"rubric {path}: stages give {attr} points but [{table}] has no n")
+
+
+def _parse_hidden(text: str, path: str, lab: str) -> list[Case]:
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise GpulabError(f"hidden cases {path}: invalid TOML: {e}") from None
+    r = _Reader(path, "", doc)
+    hidden_lab = r.get("lab", str, lab)
+    if hidden_lab != lab:
+        raise GpulabError(f"hidden cases {path}: lab = {hidden_lab!r}, but the rubric is for {lab!r}")
+    cases = [_parse_case(path, i, t, True) for i, t in enumerate(r.get("case", list, []))]
+    r.finish()
+    return cases
+
+
+def load_rubric(rubric_path: Path, hidden_path: Path | None = None) -> Rubric:
+    """Reads labs/<lab>/rubric.toml and, when it exists, autograder/hidden/<lab>.toml."""
+    if not rubric_path.is_file():
+        raise GpulabError(f"rubric {rubric_path}: not found (every graded lab needs labs/<lab>/rubric.toml)")
+    text = rubric_path.read_text(encoding="utf-8")
+    hidden_text = None
+    if hidden_path is not None and hidden_path.is_file():
+        hidden_text = hidden_path.read_text(encoding="utf-8")
+    return parse_rubric(text, str(rubric_path), hidden_text, str(hidden_path))

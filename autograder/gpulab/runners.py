@@ -1,0 +1,207 @@
+"""The course commands that drive the C++ runners: list, run, experiment, info.
+
+The runners (gpulab-<lab>-<impl>, common/src/runner.cpp) do the work and print the tables; this
+module finds them, runs one or all labs, and merges their JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Sequence
+
+from gpulab import proc
+from gpulab.errors import GpulabError
+from gpulab.paths import IMPLS, Course
+
+LIST_TIMEOUT = 60
+
+
+def describe_lab(course: Course, lab: str, impl: str | None = None) -> dict[str, Any]:
+    """The runner's `list --format json` for a lab (student runner unless impl is given)."""
+    impls = [impl] if impl else list(IMPLS)
+    runner = next((course.runner(lab, i) for i in impls if course.runner(lab, i).is_file()), None)
+    if runner is None:
+        runner = course.require_runner(lab, impls[0])  # raises the clear error
+    res = proc.run([runner, "list", "--format", "json"], timeout=LIST_TIMEOUT)
+    if not res.ok:
+        raise GpulabError(f"gpulab: `{runner.name} list` failed ({res.describe_exit()}): "
+                          f"{(res.stderr or res.stdout).strip()[:300]}", exit_code=1)
+    try:
+        doc = json.loads(res.stdout)
+    except json.JSONDecodeError as e:
+        raise GpulabError(f"gpulab: `{runner.name} list --format json` printed invalid JSON ({e})",
+                          exit_code=1) from None
+    return doc
+
+
+def _stage_rows(doc: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for st in doc.get("stages", []):
+        flags = []
+        if st.get("must_be_conflict_free"):
+            flags.append("conflict-free")
+        if st.get("expect_conflicts"):
+            flags.append("conflicts expected")
+        rows.append([doc.get("lab", ""), st.get("id", ""), st.get("where", ""), st.get("role", ""),
+                     ", ".join(flags), st.get("title", "")])
+    return rows
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A plain aligned text table (the same look as the runners')."""
+    widths = [len(h) for h in header]
+    for row in rows:
+        widths = [max(w, len(str(c))) for w, c in zip(widths, row)]
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+    out = [line(header), line(["-" * w for w in widths])]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def _files_text(doc: dict[str, Any]) -> str:
+    files = doc.get("student_files", [])
+    return ", ".join(files) if isinstance(files, list) else str(files)
+
+
+def cmd_list(course: Course, fmt: str) -> int:
+    """`gpulab list`: every lab and its stages and experiments."""
+    labs = course.labs()
+    if not labs:
+        raise GpulabError("gpulab: no labs found (no runners in the build tree, no labs/*/rubric.toml)")
+    docs, missing = [], []
+    for lab in labs:
+        try:
+            docs.append(describe_lab(course, lab))
+        except GpulabError as e:
+            missing.append((lab, str(e)))
+    if fmt == "json":
+        out = {"labs": docs, "not_built": [{"lab": l, "message": m} for l, m in missing]}
+        print(json.dumps(out, indent=2))
+        return 0
+    for doc in docs:
+        print(f"{doc.get('lab')}: {doc.get('title', '')}   (student files: {_files_text(doc)})")
+        print(format_table(["lab", "stage", "where", "role", "grading", "title"], _stage_rows(doc)))
+        exps = doc.get("experiments", [])
+        if exps:
+            print("experiments: " + ", ".join(e.get("id", "") for e in exps))
+        print()
+    for lab, msg in missing:
+        print(f"{lab}: not built ({msg})")
+    return 0
+
+
+def _runner_args(args: Any) -> list[str]:
+    """The options `gpulab run` forwards to every runner (stages are handled per lab)."""
+    out: list[str] = []
+    if args.n is not None:
+        out += ["--n", str(args.n)]
+    if args.seed is not None:
+        out += ["--seed", str(args.seed)]
+    if args.reps is not None:
+        out += ["--reps", str(args.reps)]
+    out += ["--format", args.format]
+    return out
+
+
+def _labs_for_run(course: Course, lab_arg: str, impl: str) -> tuple[list[str], list[str]]:
+    """(labs to run, labs skipped because they lack this implementation)."""
+    if lab_arg != "all":
+        course.require_runner(lab_arg, impl)
+        return [lab_arg], []
+    labs = course.labs()
+    if not labs:
+        raise GpulabError("gpulab: no labs found; build first (cmake --build --preset default)")
+    ok, skipped = [], []
+    for lab in labs:
+        try:
+            course.require_runner(lab, impl)
+            ok.append(lab)
+        except GpulabError as e:
+            skipped.append(f"{lab} ({e})")
+    if not ok:
+        raise GpulabError(skipped[0].split("(", 1)[1].rstrip(")") if len(skipped) == 1 else
+                          f"gpulab: no lab has a built {impl} runner: " + "; ".join(skipped))
+    return ok, skipped
+
+
+def _stages_for(course: Course, lab: str, impl: str, wanted: list[str], many: bool) -> list[str] | None:
+    """The --stage options for one lab; None when `all` was asked and the lab has none of them."""
+    if not wanted or not many:
+        return wanted
+    ids = {s.get("id") for s in describe_lab(course, lab, impl).get("stages", [])}
+    mine = [s for s in wanted if s in ids]
+    return mine or None
+
+
+def cmd_run(course: Course, args: Any, extra: list[str]) -> int:
+    """`gpulab run LAB|all`: runs the runner(s); json output of several labs is merged."""
+    labs, skipped = _labs_for_run(course, args.lab, args.impl)
+    for s in skipped:
+        print(f"gpulab: skipping {s}", file=sys.stderr)
+    many = args.lab == "all"
+    status = 0
+    merged: list[dict[str, Any]] = []
+    csv_header: str | None = None
+    for lab in labs:
+        stages = _stages_for(course, lab, args.impl, args.stage or [], many)
+        if stages is None:
+            print(f"gpulab: {lab} has none of the stages {', '.join(args.stage)}; skipped", file=sys.stderr)
+            continue
+        argv = [str(course.require_runner(lab, args.impl)), "run"]
+        for s in stages:
+            argv += ["--stage", s]
+        argv += _runner_args(args) + extra
+        if not many or args.format == "table":
+            if many:
+                print(f"== {lab} ({args.impl}) ==", flush=True)
+            rc = proc.run_streaming(argv)
+            if many:
+                print(flush=True)
+        else:
+            res = proc.run(argv)
+            rc = res.returncode
+            sys.stderr.write(res.stderr)
+            if args.format == "json":
+                merged.append(_parse_run_json(lab, res))
+            else:
+                csv_header = _print_csv(res.stdout, csv_header)
+        status = max(status, rc if rc >= 0 else 1)
+    if many and args.format == "json":
+        print(json.dumps({"implementation": args.impl, "labs": merged, "exit_code": status}, indent=2))
+    return status
+
+
+def _parse_run_json(lab: str, res: proc.Result) -> dict[str, Any]:
+    try:
+        return json.loads(res.stdout)
+    except json.JSONDecodeError:
+        return {"lab": lab, "error": f"runner {res.describe_exit()} without valid JSON",
+                "output": (res.stdout + res.stderr)[-2000:]}
+
+
+def _print_csv(text: str, header: str | None) -> str | None:
+    """Prints one lab's CSV, dropping its header line when it repeats the previous lab's."""
+    lines = text.splitlines()
+    if not lines:
+        return header
+    if header is not None and lines[0] == header:
+        lines = lines[1:]
+    print("\n".join(lines), flush=True)
+    return header if header is not None else text.splitlines()[0]
+
+
+def cmd_experiment(course: Course, args: Any, extra: list[str]) -> int:
+    """`gpulab experiment LAB ID ...`: passthrough to the runner's experiment command."""
+    runner = course.require_runner(args.lab, args.impl)
+    return proc.run_streaming([runner, "experiment", args.id] + extra)
+
+
+def cmd_info(course: Course, extra: list[str]) -> int:
+    """`gpulab info`: the C++ gpulab-info tool, output passed through."""
+    tool = course.info_tool()
+    if not tool.is_file():
+        raise GpulabError(f"gpulab: {tool} is not built; run `cmake --build {course.require_build()} "
+                          "--target gpulab-info`")
+    return proc.run_streaming([tool] + extra)
