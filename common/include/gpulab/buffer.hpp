@@ -24,6 +24,7 @@ class DeviceBuffer {
     if (count_ > 0) GPULAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ptr_), bytes()));
   }
   explicit DeviceBuffer(std::span<const T> host) : DeviceBuffer(host.size()) { upload(host); }
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(std::span<const T>(host)) {}
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   DeviceBuffer(DeviceBuffer&& other) noexcept { swap(other); }
@@ -41,6 +42,7 @@ class DeviceBuffer {
   std::size_t bytes() const noexcept { return count_ * sizeof(T); }
   bool empty() const noexcept { return count_ == 0; }
 
+  void upload(const std::vector<T>& host) { upload(std::span<const T>(host)); }
   void upload(std::span<const T> host) {
     if (host.size() != count_) throw std::invalid_argument("DeviceBuffer::upload: size mismatch");
     if (count_ > 0) GPULAB_CUDA_CHECK(cudaMemcpy(ptr_, host.data(), bytes(), cudaMemcpyHostToDevice));

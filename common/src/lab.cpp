@@ -1,0 +1,22 @@
+#include "gpulab/lab.hpp"
+
+#include <sstream>
+
+namespace gpulab {
+
+std::string Problem::describe() const {
+  std::ostringstream s;
+  if (rows || cols) s << "n=" << rows << "x" << cols;
+  else s << "n=" << n;
+  s << " seed=" << seed << " dist=" << to_string(distribution);
+  for (const auto& [key, value] : params) s << " " << key << "=" << value;
+  return s.str();
+}
+
+const Stage* Lab::find_stage(std::string_view id) const {
+  for (const auto& stage : stages)
+    if (stage.id == id) return &stage;
+  return nullptr;
+}
+
+}  // namespace gpulab

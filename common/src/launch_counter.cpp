@@ -1,0 +1,110 @@
+#include "gpulab/launch_counter.hpp"
+
+#include <cupti.h>
+
+#include <atomic>
+
+namespace gpulab {
+
+namespace {
+
+std::atomic<long> g_launches{0};
+std::atomic<bool> g_counting{false};
+// A runtime launch calls the driver's launch underneath; count the outermost call only.
+thread_local int t_runtime_depth = 0;
+
+constexpr CUpti_CallbackId kRuntimeLaunches[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,  // a graph counts once: one submission
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+};
+
+constexpr CUpti_CallbackId kDriverLaunches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
+// Only the launch calls are hooked, and only between start() and stop(): timing runs see no
+// callback overhead.
+bool enable_launch_callbacks(CUpti_SubscriberHandle handle, bool on) {
+  for (auto id : kRuntimeLaunches)
+    if (cuptiEnableCallback(on, handle, CUPTI_CB_DOMAIN_RUNTIME_API, id) != CUPTI_SUCCESS) return false;
+  for (auto id : kDriverLaunches)
+    if (cuptiEnableCallback(on, handle, CUPTI_CB_DOMAIN_DRIVER_API, id) != CUPTI_SUCCESS) return false;
+  return true;
+}
+
+void CUPTIAPI on_api_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
+  const auto* call = static_cast<const CUpti_CallbackData*>(data);
+  const bool enter = call->callbackSite == CUPTI_API_ENTER;
+  (void)id;  // only launch callbacks are enabled
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    if (enter) {
+      if (t_runtime_depth++ == 0 && g_counting.load(std::memory_order_relaxed)) g_launches.fetch_add(1);
+    } else {
+      --t_runtime_depth;
+    }
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && enter && t_runtime_depth == 0 &&
+             g_counting.load(std::memory_order_relaxed)) {
+    g_launches.fetch_add(1);
+  }
+}
+
+std::string cupti_message(CUptiResult r) {
+  const char* text = nullptr;
+  cuptiGetResultString(r, &text);
+  return text ? text : "unknown CUPTI error";
+}
+
+}  // namespace
+
+LaunchCounter::LaunchCounter() {
+  CUpti_SubscriberHandle handle = nullptr;
+  const CUptiResult r = cuptiSubscribe(&handle, reinterpret_cast<CUpti_CallbackFunc>(on_api_call), nullptr);
+  if (r != CUPTI_SUCCESS) {
+    // Typically a profiler or sanitizer already holds CUPTI's single subscriber slot.
+    reason_ = "launch counting unavailable (" + cupti_message(r) + ")";
+    return;
+  }
+  subscriber_ = handle;
+  available_ = true;
+}
+
+LaunchCounter::~LaunchCounter() {
+  g_counting = false;
+  if (subscriber_) cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(subscriber_));
+}
+
+void LaunchCounter::start() {
+  g_launches = 0;
+  if (!available_) return;
+  if (!enable_launch_callbacks(static_cast<CUpti_SubscriberHandle>(subscriber_), true)) {
+    available_ = false;
+    reason_ = "launch counting unavailable (CUPTI refused the launch callbacks)";
+    return;
+  }
+  g_counting = true;
+}
+
+long LaunchCounter::stop() {
+  if (g_counting.exchange(false)) enable_launch_callbacks(static_cast<CUpti_SubscriberHandle>(subscriber_), false);
+  return g_launches.load();
+}
+
+long LaunchCounter::count() const { return g_launches.load(); }
+
+}  // namespace gpulab

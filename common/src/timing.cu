@@ -1,0 +1,92 @@
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "gpulab/cuda_check.hpp"
+#include "gpulab/timing.hpp"
+
+namespace gpulab {
+
+GpuTimer::GpuTimer(cudaStream_t stream) : stream_(stream) {
+  GPULAB_CUDA_CHECK(cudaEventCreate(&start_));
+  GPULAB_CUDA_CHECK(cudaEventCreate(&stop_));
+}
+GpuTimer::~GpuTimer() {
+  cudaEventDestroy(start_);
+  cudaEventDestroy(stop_);
+}
+void GpuTimer::start() { GPULAB_CUDA_CHECK(cudaEventRecord(start_, stream_)); }
+void GpuTimer::stop() { GPULAB_CUDA_CHECK(cudaEventRecord(stop_, stream_)); }
+double GpuTimer::elapsed_ms() {
+  GPULAB_CUDA_CHECK(cudaEventSynchronize(stop_));
+  float ms = 0;
+  GPULAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  return ms;
+}
+
+L2Flusher::L2Flusher() {
+  int device = 0, l2 = 0;
+  GPULAB_CUDA_CHECK(cudaGetDevice(&device));
+  GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  bytes_ = std::max<std::size_t>(2 * static_cast<std::size_t>(l2), std::size_t{8} << 20);
+  GPULAB_CUDA_CHECK(cudaMalloc(&buffer_, bytes_));
+}
+L2Flusher::~L2Flusher() {
+  if (buffer_) cudaFree(buffer_);
+}
+void L2Flusher::flush(cudaStream_t stream) {
+  // Writing (not reading) a buffer twice the L2 leaves none of the stage's lines resident.
+  GPULAB_CUDA_CHECK(cudaMemsetAsync(buffer_, 0, bytes_, stream));
+}
+
+TimingStats TimingStats::from_samples(std::vector<double> samples) {
+  TimingStats s;
+  s.samples_ms = samples;
+  if (samples.empty()) return s;
+  std::sort(samples.begin(), samples.end());
+  s.min_ms = samples.front();
+  s.max_ms = samples.back();
+  const std::size_t mid = samples.size() / 2;
+  s.median_ms = samples.size() % 2 ? samples[mid] : 0.5 * (samples[mid - 1] + samples[mid]);
+  return s;
+}
+
+TimingStats measure_gpu(const std::function<void()>& body, const std::function<void()>& before_each,
+                        const MeasureOptions& options) {
+  std::optional<L2Flusher> flusher;
+  if (options.flush_l2) flusher.emplace();
+  GpuTimer timer;
+  std::vector<double> samples;
+  const int total = std::max(0, options.warmup) + std::max(1, options.repetitions);
+  for (int rep = 0; rep < total; ++rep) {
+    if (before_each) before_each();
+    if (flusher) flusher->flush();
+    timer.start();
+    body();
+    timer.stop();
+    const double ms = timer.elapsed_ms();
+    GPULAB_CUDA_CHECK(cudaGetLastError());
+    if (rep >= options.warmup) samples.push_back(ms);
+  }
+  return TimingStats::from_samples(std::move(samples));
+}
+
+TimingStats measure_cpu(const std::function<void()>& body, const std::function<void()>& before_each,
+                        const MeasureOptions& options) {
+  CpuTimer timer;
+  std::vector<double> samples;
+  const int total = std::max(0, options.warmup) + std::max(1, options.repetitions);
+  for (int rep = 0; rep < total; ++rep) {
+    if (before_each) before_each();
+    timer.start();
+    body();
+    timer.stop();
+    if (rep >= options.warmup) samples.push_back(timer.elapsed_ms());
+  }
+  return TimingStats::from_samples(std::move(samples));
+}
+
+double gigabytes_per_second(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e-3) / 1e9 : 0.0; }
+double elements_per_second(double elements, double ms) { return ms > 0 ? elements / (ms * 1e-3) : 0.0; }
+
+}  // namespace gpulab

@@ -1,0 +1,75 @@
+#include <cuda_runtime_api.h>
+
+#include <thread>
+
+#include "gpulab/buffer.hpp"
+#include "gpulab/device_info.hpp"
+#include "gpulab/launch_counter.hpp"
+#include "gpulab/testing.hpp"
+#include "gpulab/timing.hpp"
+
+TEST_CASE("timing stats: median of odd and even sample counts", "[cpu][timing]") {
+  auto odd = gpulab::TimingStats::from_samples({3, 1, 2});
+  CHECK(odd.min_ms == 1);
+  CHECK(odd.median_ms == 2);
+  CHECK(odd.max_ms == 3);
+  auto even = gpulab::TimingStats::from_samples({4, 1, 2, 3});
+  CHECK(even.median_ms == 2.5);
+}
+
+TEST_CASE("measure_cpu: warm-up runs are not timed, before_each runs every time", "[cpu][timing]") {
+  int before = 0, body = 0;
+  gpulab::MeasureOptions o;
+  o.warmup = 2;
+  o.repetitions = 5;
+  auto s = gpulab::measure_cpu([&] { ++body; std::this_thread::sleep_for(std::chrono::milliseconds(1)); },
+                               [&] { ++before; }, o);
+  CHECK(body == 7);
+  CHECK(before == 7);
+  CHECK(s.samples_ms.size() == 5);
+  CHECK(s.min_ms >= 0.9);
+}
+
+TEST_CASE("throughput arithmetic", "[cpu][timing]") {
+  CHECK(gpulab::gigabytes_per_second(2e9, 1000) == Approx(2.0));
+  CHECK(gpulab::elements_per_second(1e6, 1) == Approx(1e9));
+  CHECK(gpulab::gigabytes_per_second(1, 0) == 0);
+}
+
+TEST_CASE("GPU: poisoned buffers and round trips", "[gpu][buffer]") {
+  std::vector<int> host{1, 2, 3, 4};
+  gpulab::DeviceBuffer<int> d(host);
+  CHECK(d.download() == host);
+  d.poison();
+  for (int v : d.download()) CHECK(v == static_cast<int>(0xA5A5A5A5u));
+}
+
+TEST_CASE("GPU: the launch counter counts kernel launches", "[gpu][launch-counter]") {
+  gpulab::LaunchCounter counter;
+  REQUIRE(counter.available());
+  gpulab::DeviceBuffer<int> d(1 << 20);
+  counter.start();
+  d.zero();  // a memset is not a kernel launch
+  const long none = counter.stop();
+  CHECK(none == 0);
+  // measure_copy_bandwidth launches the copy kernel 12 times and cudaMemcpy 12 times (not kernels).
+  counter.start();
+  gpulab::measure_copy_bandwidth(std::size_t{64} << 20);
+  CHECK(counter.stop() == 12);
+}
+
+TEST_CASE("GPU: measured copy bandwidth is plausible", "[gpu][device]") {
+  auto info = gpulab::query_device();
+  REQUIRE(info);
+  const auto bw = gpulab::measure_copy_bandwidth();
+  CHECK(bw.memcpy_gbps > 100);
+  CHECK(bw.kernel_gbps > 0.5 * bw.memcpy_gbps);
+  CHECK(bw.best_gbps() < info->theoretical_bandwidth_gbps() * 1.05);
+}
+
+TEST_CASE("GPU: the GPU timer measures device work", "[gpu][timing]") {
+  gpulab::DeviceBuffer<char> d(std::size_t{256} << 20);
+  const auto s = gpulab::measure_gpu([&] { d.zero(); });
+  CHECK(s.median_ms > 0);
+  CHECK(s.samples_ms.size() == 10);
+}
