@@ -4,16 +4,21 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "gpulab/cuda_check.hpp"
 #include "gpulab/device_info.hpp"
+#include "gpulab/machine_model.hpp"
 #include "gpulab/table.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"gpulab info: the GPU, its measured copy bandwidth and its model parameters"};
   std::string format = "table";
   app.add_option("--format", format, "table or json")->capture_default_str();
+  bool full_model = false, no_model = false;
+  app.add_flag("--full-model", full_model, "measure lambda, B and sigma with the full sweeps (a few seconds)");
+  app.add_flag("--no-model", no_model, "skip the model parameters (device and copy bandwidth only)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -52,6 +57,15 @@ int main(int argc, char** argv) {
     doc["copy"] = {{"memcpy_gbps", copy.memcpy_gbps},
                    {"kernel_gbps", copy.kernel_gbps},
                    {"kernel_over_memcpy", copy.kernel_gbps / copy.memcpy_gbps}};
+    std::optional<gpulab::MachineModel> model;
+    if (!no_model) {
+      model = gpulab::measure_machine_model(!full_model);
+      doc["model"] = {{"latency_ns", model->latency_ns},     {"latency_cycles", model->latency_cycles},
+                      {"l2_latency_ns", model->l2_latency_ns}, {"sm_clock_ghz", model->sm_clock_ghz},
+                      {"block_bytes", model->block_bytes},   {"block_gbps", model->block_gbps},
+                      {"barrier_us", model->barrier_us},     {"barrier_graph_us", model->barrier_graph_us},
+                      {"sigma_over_lambda", model->sigma_over_lambda()}, {"quick", !full_model}};
+    }
     if (format == "json") {
       std::cout << doc.dump(2) << "\n";
       return 0;
@@ -72,6 +86,10 @@ int main(int argc, char** argv) {
     t.add_row({std::string("kernel / cudaMemcpy"), 100.0 * copy.kernel_gbps / copy.memcpy_gbps, std::string("%")});
     t.add_note("The copy roof every lab's '% copy' column divides by is the larger of the two copies.");
     t.print(std::cout, gpulab::OutputFormat::table);
+    if (model) {
+      std::cout << "\n";
+      gpulab::machine_model_table(*model).print(std::cout, gpulab::OutputFormat::table);
+    }
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
