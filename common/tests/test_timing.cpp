@@ -1,5 +1,6 @@
 #include <cuda_runtime_api.h>
 
+#include <cmath>
 #include <thread>
 
 #include "gpulab/buffer.hpp"
@@ -31,8 +32,8 @@ TEST_CASE("measure_cpu: warm-up runs are not timed, before_each runs every time"
 }
 
 TEST_CASE("throughput arithmetic", "[cpu][timing]") {
-  CHECK(gpulab::gigabytes_per_second(2e9, 1000) == Approx(2.0));
-  CHECK(gpulab::elements_per_second(1e6, 1) == Approx(1e9));
+  CHECK(std::abs(gpulab::gigabytes_per_second(2e9, 1000) - 2.0) < 1e-12);
+  CHECK(std::abs(gpulab::elements_per_second(1e6, 1) - 1e9) < 1e-3);
   CHECK(gpulab::gigabytes_per_second(1, 0) == 0);
 }
 
