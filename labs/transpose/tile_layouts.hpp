@@ -1,0 +1,86 @@
+// The shared-memory tiles of the transpose lab as the bank model sees them (seed 000 §3: shared
+// memory is a b x M/b matrix, word k in bank k mod 32). Used by the lab's [cpu] tests and by the
+// `bank-model` experiment, so that the handout's numbers come from the same code that is tested.
+// Do not edit (part of the harness).
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "gpulab/bank_model.hpp"
+
+namespace transpose::banks {
+
+inline constexpr int kTile = 32;
+
+enum class TileLayout {
+  plain,     // float tile[32][32]: stage `tiled`
+  padded,    // float tile[32][33]: stage `padded`
+  swizzled,  // float tile[32][32], element (r, c) at column c ^ r: stage `swizzled`
+};
+
+inline std::string_view name(TileLayout layout) {
+  switch (layout) {
+    case TileLayout::plain: return "tiled 32x32";
+    case TileLayout::padded: return "padded 32x33";
+    case TileLayout::swizzled: return "swizzled 32x32";
+  }
+  return "?";
+}
+
+// The word (4-byte index into the tile) that holds logical tile element (row, col).
+inline int word_of(TileLayout layout, int row, int col) {
+  switch (layout) {
+    case TileLayout::plain: return row * kTile + col;
+    case TileLayout::padded: return row * (kTile + 1) + col;
+    case TileLayout::swizzled: return row * kTile + (col ^ row);
+  }
+  return -1;
+}
+
+// A CTA of block_dim_x threads in x: lane l of warp 0 is thread (tx, ty) = (l % bdx, l / bdx).
+// With block_dim_x == 32 a warp is one tile row; with 16 it is two half rows, with 8 four.
+struct Thread {
+  int tx, ty;
+};
+inline Thread thread_of_lane(int lane, int block_dim_x) { return {lane % block_dim_x, lane / block_dim_x}; }
+
+// The first shared-memory store of warp 0: thread (tx, ty) writes tile element (ty, tx), the
+// element it read from global memory along a row of in.
+inline gpulab::WarpAccess row_phase(TileLayout layout, int block_dim_x = 32) {
+  return gpulab::WarpAccess::words([&](int lane) {
+    const auto t = thread_of_lane(lane, block_dim_x);
+    return word_of(layout, t.ty, t.tx);
+  });
+}
+
+// The first shared-memory load of warp 0 on the way out: thread (tx, ty) reads tile element
+// (tx, ty), a column of the tile, so that its global write walks a row of out.
+inline gpulab::WarpAccess column_phase(TileLayout layout, int block_dim_x = 32) {
+  return gpulab::WarpAccess::words([&](int lane) {
+    const auto t = thread_of_lane(lane, block_dim_x);
+    return word_of(layout, t.tx, t.ty);
+  });
+}
+
+// seed 000 Appendix B, Algorithm 2, step `diagonal` (1..31) on the square starting at word
+// `square_offset`: lane col (< 32 - diagonal) touches (col, col + diagonal), the upper word, and
+// (col + diagonal, col), the lower word. Both are read and then written.
+inline gpulab::WarpAccess sweep_step(int diagonal, bool lower_word, int square_offset = 0) {
+  return gpulab::WarpAccess::words(
+      [&](int col) {
+        const int row = col + diagonal;
+        return square_offset + (lower_word ? row * kTile + col : col * kTile + row);
+      },
+      kTile - diagonal);
+}
+
+// The m = 2n tile (64 x 32 row-major = square 0 above square 1) after both squares are transposed
+// in place: element (r, c) of the 32 x 64 transpose is element (r, c mod 32) of square c / 32.
+inline int rect_transposed_word(int r, int c) { return (c / kTile) * kTile * kTile + r * kTile + (c % kTile); }
+
+// The store phase of the rect stage: lane l reads transposed element (r, half * 32 + l).
+inline gpulab::WarpAccess rect_store(int r, int half) {
+  return gpulab::WarpAccess::words([&](int lane) { return rect_transposed_word(r, half * kTile + lane); });
+}
+
+}  // namespace transpose::banks
