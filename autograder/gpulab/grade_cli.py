@@ -1,16 +1,116 @@
-"""The grading subcommands: grade, package, handout (argparse side)."""
+"""The grading subcommands: grade (one submission or --batch), package (Gradescope), handout."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from pathlib import Path
 
-from gpulab.errors import GpulabError
+from gpulab import report
+from gpulab.errors import (EXIT_CHECKS_MISSING, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, GpulabError)
 from gpulab.paths import Course
+
+GRADE_EPILOG = """\
+exit status: 0 graded, every check ran; 2 bad input (nothing graded); 3 the grader could not
+build the pristine course; 4 graded without a GPU (GPU parts "not run: no GPU"); 5 graded on a
+GPU but some checks not run (ncu counter permission, no compute-sanitizer); --batch: 1 when a
+submission could not be graded at all (its gradebook row says why).
+"""
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """Registers grade / package / handout on the top-level parser."""
+    g = sub.add_parser("grade", help="grade a submission (or a folder of them with --batch)",
+                       epilog=GRADE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    g.add_argument("submission", nargs="?", help="a folder, .zip, .tar.gz or git checkout")
+    g.add_argument("--batch", metavar="DIR", help="grade every submission (folder or archive) in DIR")
+    g.add_argument("--lab", action="append", help="grade only this lab (repeatable; default: every lab present)")
+    g.add_argument("--out", metavar="DIR", help="results and reports (default: ./gpulab-grade/<name>)")
+    g.add_argument("--work", metavar="DIR", help="grading workspace (default: <build>/grading)")
+    g.add_argument("--jobs", type=int, default=1, help="--batch: parallel builds (GPU work stays serial)")
+    g.add_argument("--force", action="store_true", help="--batch: regrade submissions already graded")
+    g.add_argument("--no-hidden", action="store_true", help="only the visible cases (student self-check)")
+    g.add_argument("--no-sanitizers", action="store_true", help="skip compute-sanitizer (reported as not run)")
+    g.add_argument("--no-conflicts", action="store_true", help="skip Nsight Compute (reported as not run)")
+    g.add_argument("--no-performance", action="store_true", help="skip timing (reported as not run)")
+    g.add_argument("--no-sandbox", action="store_true", help="run student code without limits/isolation")
+    g.add_argument("--format", choices=["table", "json"], default="table", help="console output")
+    g.add_argument("--quiet", action="store_true", help="no progress lines")
+
+    p = sub.add_parser("package", help="write Gradescope's autograder.zip for one lab", allow_abbrev=False)
+    p.add_argument("--lab", required=True)
+    p.add_argument("--out", default="autograder.zip", metavar="ZIP")
+
+    h = sub.add_parser("handout", help="export what students receive (no solutions, no hidden tests)",
+                       allow_abbrev=False)
+    h.add_argument("--out", required=True, metavar="DIR", help="an empty or new folder")
+    h.add_argument("--check", action="store_true",
+                   help="then configure, build and test the export, and grade it untouched (expect 0)")
 
 
 def dispatch(course: Course, args: argparse.Namespace) -> int:
+    if args.command == "grade":
+        return cmd_grade(course, args)
+    if args.command == "package":
+        from gpulab import package  # noqa: PLC0415
+        return package.cmd_package(course, args.lab, Path(args.out))
+    if args.command == "handout":
+        from gpulab import handout_check  # noqa: PLC0415
+        return handout_check.cmd_handout(course, Path(args.out), args.check)
     raise GpulabError(f"gpulab: unknown command {args.command}")
+
+
+def _make_grader(course: Course, args: argparse.Namespace):
+    from gpulab.grading import Grader, Options  # noqa: PLC0415
+    log = (lambda m: None) if args.quiet else (lambda m: print(f"  .. {m}", file=sys.stderr, flush=True))
+    opts = Options(sanitizers=not args.no_sanitizers, conflicts=not args.no_conflicts,
+                   performance=not args.no_performance, hidden=not args.no_hidden, sandbox=not args.no_sandbox,
+                   log=log)
+    build = course.require_build()
+    work = Path(args.work) if args.work else build / "grading"
+    if args.jobs < 1:
+        raise GpulabError("gpulab grade: --jobs must be at least 1")
+    return Grader(course, work, opts, jobs=args.jobs)
+
+
+def exit_code_for(sub) -> int:
+    """4 without a GPU, 5 when a check was not run for another reason, else 0."""
+    if not sub.gpu:
+        return EXIT_NO_GPU
+    if any(lab.not_run() for lab in sub.labs):
+        return EXIT_CHECKS_MISSING
+    return EXIT_OK
+
+
+def cmd_grade(course: Course, args: argparse.Namespace) -> int:
+    if bool(args.submission) == bool(args.batch):
+        raise GpulabError("gpulab grade: give one SUBMISSION or --batch DIR (see gpulab grade --help)")
+    for lab in args.lab or []:
+        if not course.rubric_path(lab).is_file():
+            known = ", ".join(l for l in course.labs() if course.rubric_path(l).is_file()) or "none"
+            raise GpulabError(f"gpulab grade: no rubric for lab {lab!r} (labs with a rubric: {known})")
+    grader = _make_grader(course, args)
+    if args.batch:
+        from gpulab import batch  # noqa: PLC0415
+        if not args.out:
+            raise GpulabError("gpulab grade --batch: give --out DIR for the gradebook and reports")
+        labs = args.lab or grader.graded_labs()
+        errors = batch.run_batch(Path(args.batch), Path(args.out), lambda s, o: grader.grade(s, o, args.lab),
+                                 labs, jobs=args.jobs, force=args.force,
+                                 log=(lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr)))
+        return 1 if errors else (EXIT_NO_GPU if not grader.gpu else EXIT_OK)
+    from gpulab.submission import submission_name  # noqa: PLC0415
+    sub_path = Path(args.submission)
+    out = Path(args.out) if args.out else Path("gpulab-grade") / submission_name(sub_path)
+    sub = grader.grade(sub_path, out, args.lab)
+    report.write_all(sub, out)
+    if args.format == "json":
+        print(json.dumps(sub.to_json(), indent=2))
+    else:
+        print(report.console(sub))
+        print(f"reports: {out / 'report.md'}, {out / 'results.json'}")
+    return exit_code_for(sub)
+
+
+__all__ = ["add_parsers", "dispatch", "EXIT_INTERNAL"]

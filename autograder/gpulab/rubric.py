@@ -13,7 +13,7 @@ from typing import Any
 
 from gpulab.errors import GpulabError
 
-DISTRIBUTIONS = ("uniform", "small_range", "all_equal", "sorted", "reverse", "few_unique", "full_range")
+DISTRIBUTIONS = ("uniform", "small-range", "all-equal", "sorted", "reverse", "few-unique", "full-range")
 DEFAULT_CASE_TIMEOUT = 60.0      # s, one correctness case (its own process)
 DEFAULT_TOOL_TIMEOUT = 300.0     # s, one compute-sanitizer or ncu run
 
@@ -183,7 +183,7 @@ def _type_names(types: type | tuple[type, ...]) -> str:
 def _parse_case(path: str, index: int, table: Any, hidden: bool) -> Case:
     r = _Reader(path, f"case[{index}]", table)
     size = r.size(required=True)
-    dist = r.get("distribution", str, "uniform")
+    dist = r.get("distribution", str, "uniform").replace("_", "-")
     if dist not in DISTRIBUTIONS:
         raise r._fail("distribution", f"must be one of {', '.join(DISTRIBUTIONS)}, got {dist!r}")
     seed = r.get("seed", int, 1)

@@ -1,0 +1,455 @@
+"""Grading one submission: find the files, build the student runner, run every check, score.
+
+Every run of student code is its own process (sandbox.py) with a timeout, so a crash or a hang
+costs only that case. GPU work holds the machine-wide GPU lock (gpulock.py), so builds of other
+submissions may run in parallel while timings stay clean.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable
+
+from gpulab import gpulock, ncu, proc, sanitizer, scoring, submission, tools
+from gpulab.errors import GpulabError
+from gpulab.paths import Course
+from gpulab.rubric import Case, Rubric, load_rubric
+from gpulab.sandbox import Sandbox
+from gpulab.scoring import FAIL, NOT_RUN, PASS, CaseResult, Check, LabGrade, StageGrade, SubmissionGrade
+from gpulab.workspace import Workspace
+
+MAX_IGNORED_LISTED = 200
+NO_GPU = "no GPU"
+
+
+@dataclass
+class Options:
+    sanitizers: bool = True
+    conflicts: bool = True
+    performance: bool = True
+    hidden: bool = True
+    sandbox: bool = True
+    log: Callable[[str], None] = lambda msg: None
+
+
+# ----------------------------------------------------------------------------- runner output
+
+def parse_runner_json(text: str) -> dict[str, Any] | None:
+    """The runner's JSON document, even when student code printed other lines before it: the
+    last top-level object that has "results" (or "stage" for verify) wins."""
+    try:
+        doc = json.loads(text)
+        return doc if isinstance(doc, dict) else None
+    except json.JSONDecodeError:
+        pass
+    dec = json.JSONDecoder()
+    found = None
+    for m in re.finditer(r"(?m)^\{", text):
+        try:
+            doc, _ = dec.raw_decode(text, m.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(doc, dict) and ("results" in doc or "status" in doc):
+            found = doc
+    return found
+
+
+def stage_result(doc: dict[str, Any] | None, stage: str) -> dict[str, Any] | None:
+    if not doc:
+        return None
+    return next((r for r in doc.get("results", []) if isinstance(r, dict) and r.get("stage") == stage), None)
+
+
+def problem_matches(doc: dict[str, Any], case: Case) -> bool:
+    """The runner echoes the problem it ran; a document for another problem is not this case's."""
+    p = doc.get("problem")
+    if not isinstance(p, dict):
+        return False
+    dist = str(p.get("distribution", case.distribution)).replace("_", "-")
+    return p.get("n") == case.size.n and p.get("seed") == case.seed and dist == case.distribution
+
+
+def case_outcome(res: proc.Result, stage: str, case: Case) -> CaseResult:
+    """Turns one case's process into a verdict. The JSON must name this stage and problem, say
+    pass, and the process must exit 0: anything else is not a pass."""
+    cr = CaseResult(case.name, case.hidden, "error", seconds=res.seconds)
+    if res.timed_out:
+        cr.status, cr.message = "timeout", f"no result within {res.seconds:.0f} s (hang?)"
+        return cr
+    doc = parse_runner_json(res.stdout)
+    r = stage_result(doc, stage)
+    if res.returncode < 0:
+        cr.status, cr.message = "crash", f"the runner was {res.describe_exit()}"
+        return cr
+    if r is None:
+        tail = (res.stderr or res.stdout).strip().splitlines()[-3:]
+        cr.message = f"no result ({res.describe_exit()})" + (": " + " | ".join(tail)[:300] if tail else "")
+        return cr
+    status, message = str(r.get("status", "")), str(r.get("message", ""))
+    if status == "pass" and (res.returncode != 0 or not problem_matches(doc, case)):
+        cr.message = f"reported pass but {res.describe_exit()} / problem mismatch: not trusted"
+        return cr
+    if status == "skipped":
+        cr.status, cr.message = "not-run", message or NO_GPU
+        return cr
+    cr.status = status if status in ("pass", "fail", "todo", "error") else "error"
+    cr.message = message
+    return cr
+
+
+# ----------------------------------------------------------------------------- the grader
+
+class Grader:
+    """Grades submissions against one course; shared by the threads of a batch."""
+
+    def __init__(self, course: Course, work: Path, options: Options, jobs: int = 1) -> None:
+        self.course = course
+        self.build = course.require_build()
+        self.options = options
+        self.workspace = Workspace(course.source, work, self.build, jobs)
+        self.sandbox = Sandbox.detect(options.sandbox)
+        self.gpu = tools.gpu_present()
+        self.device = self._device_name() if self.gpu else ""
+        self._lock = threading.Lock()
+        self._rubrics: dict[str, Rubric] = {}
+        self._refs: dict[str, Path | None] = {}
+        self._tables: dict[str, dict[str, dict[str, Any]]] = {}
+
+    @staticmethod
+    def _device_name() -> str:
+        res = proc.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"], timeout=30)
+        return res.stdout.strip().splitlines()[0] if res.ok and res.stdout.strip() else "GPU"
+
+    # -- per-lab data, computed once ------------------------------------------------------
+    def rubric(self, lab: str) -> Rubric:
+        with self._lock:
+            if lab not in self._rubrics:
+                hidden = self.course.hidden_path(lab) if self.options.hidden else None
+                self._rubrics[lab] = load_rubric(self.course.rubric_path(lab), hidden)
+            return self._rubrics[lab]
+
+    def graded_labs(self) -> list[str]:
+        return [lab for lab in self.course.labs() if self.course.rubric_path(lab).is_file()]
+
+    def reference(self, lab: str) -> Path | None:
+        """The reference runner of the calling build (built once); None without solutions/<lab>."""
+        with self._lock:
+            if lab in self._refs:
+                return self._refs[lab]
+            ref = None
+            if (self.course.source / "solutions" / lab).is_dir():
+                path = self.course.runner(lab, "reference")
+                res = proc.run(["cmake", "--build", str(self.build), "--target", path.name], timeout=900)
+                if res.ok and path.is_file():
+                    ref = path
+                else:
+                    self.options.log(f"reference runner for {lab} did not build: performance not graded")
+            self._refs[lab] = ref
+            return ref
+
+    def stage_table(self, lab: str, fallback_runner: Path) -> dict[str, dict[str, Any]]:
+        """Stage titles and where they run, from the reference runner (trusted) or the student's."""
+        with self._lock:
+            if lab in self._tables:
+                return self._tables[lab]
+        runner = self.reference(lab) or fallback_runner
+        res = proc.run([runner, "list", "--format", "json"], timeout=60)
+        table: dict[str, dict[str, Any]] = {}
+        try:
+            doc = json.loads(res.stdout)
+            table = {s["id"]: s for s in doc.get("stages", []) if isinstance(s, dict) and "id" in s}
+        except (json.JSONDecodeError, KeyError, TypeError):
+            pass
+        with self._lock:
+            if runner != fallback_runner:
+                self._tables[lab] = table
+        return table
+
+    # -- one submission -------------------------------------------------------------------
+    def grade(self, path: Path, out: Path, labs: list[str] | None = None) -> SubmissionGrade:
+        """Grades one submission into `out` (logs under out/logs); returns the grade."""
+        start = time.monotonic()
+        out.mkdir(parents=True, exist_ok=True)
+        sub = SubmissionGrade(submission.submission_name(Path(path)), gpu=self.gpu, device=self.device,
+                              started=dt.datetime.now().astimezone().isoformat(timespec="seconds"))
+        sub.notes += self.sandbox.notes
+        if not self.gpu:
+            sub.notes.append("no GPU on this machine: the GPU parts were not run")
+        with submission.unpacked(Path(path)) as up:
+            files = submission.list_files(up.root)
+            wanted = labs or self.graded_labs()
+            found = {lab: submission.find_student_files(lab, self.rubric(lab).student_files, files) for lab in wanted}
+            if labs is None:
+                wanted = [lab for lab in wanted if found[lab].any]
+                if not wanted:
+                    looked = ", ".join(f"labs/{l}/{f}" for l in self.graded_labs() for f in self.rubric(l).student_files)
+                    raise GpulabError(f"gpulab grade: {path}: no lab's student files found (looked for {looked})")
+            taken: set[PurePosixPath] = set()
+            for lab in wanted:
+                taken |= set(found[lab].files.values())
+                sub.labs.append(self._grade_lab(lab, up.root, found[lab], out))
+            ignored = [str(f) for f in files if f not in taken] + up.skipped
+            sub.ignored = ignored[:MAX_IGNORED_LISTED] + (
+                [f"... and {len(ignored) - MAX_IGNORED_LISTED} more"] if len(ignored) > MAX_IGNORED_LISTED else [])
+        sub.seconds = time.monotonic() - start
+        return sub
+
+    def _grade_lab(self, lab: str, root: Path, found: submission.Found, out: Path) -> LabGrade:
+        start = time.monotonic()
+        rubric = self.rubric(lab)
+        lg = LabGrade(lab, max_points_rubric=rubric.max_points, missing=list(found.missing), notes=list(found.notes))
+        lg.taken = {k: str(v) for k, v in found.files.items()}
+        try:
+            self._grade_lab_inner(lg, rubric, root, found, out)
+        except GpulabError as e:
+            lg.status, lg.message = "error", str(e)
+        lg.seconds = time.monotonic() - start
+        return lg
+
+    def _grade_lab_inner(self, lg: LabGrade, rubric: Rubric, root: Path, found: submission.Found, out: Path) -> None:
+        lab = lg.lab
+        if not found.any:
+            lg.status = "missing"
+            lg.message = "none of " + ", ".join(f"labs/{lab}/{f}" for f in rubric.student_files) + " in the submission"
+            return
+        contents = {name: submission.read_student_file(root, rel) for name, rel in found.files.items()}
+        if found.missing:
+            lg.notes.append("not in the submission, the starter was used: " + ", ".join(found.missing))
+        problems = [p for name, data in contents.items() for p in forbidden_constructs(name, data)]
+        if problems:
+            lg.status = "rejected"
+            lg.message = "the submission reaches outside its allowed files:\n" + "\n".join(problems)
+            return
+        bin_dir = Path(tempfile.mkdtemp(prefix="gpulab-bin-"))
+        try:
+            self.options.log(f"{lab}: building the student runner")
+            with self.workspace.slot() as slot:
+                br = slot.build_student(lab, list(rubric.student_files), contents, bin_dir)
+                ws_root = slot.src
+            lg.build_seconds = br.seconds
+            if not br.ok or br.runner is None:
+                lg.status, lg.message = "compile-error", br.log
+                return
+            self.sandbox.make_runnable(br.runner)
+            logs = out / "logs" / lab
+            logs.mkdir(parents=True, exist_ok=True)
+            lg.stages = self._grade_stages(lab, rubric, br.runner, logs, ws_root, contents)
+        finally:
+            shutil.rmtree(bin_dir, ignore_errors=True)
+
+    # -- the checks -------------------------------------------------------------------------
+    def _grade_stages(self, lab: str, rubric: Rubric, runner: Path, logs: Path, ws_root: Path,
+                      contents: dict[str, bytes]) -> list[StageGrade]:
+        table = self.stage_table(lab, runner)
+        grades: list[StageGrade] = []
+        for sp in rubric.stages:
+            info = table.get(sp.id, {})
+            sg = StageGrade(sp.id, info.get("title", ""))
+            on_gpu = info.get("where", "gpu") == "gpu"
+            if sp.id not in table and table:
+                sg.checks["correctness"] = Check("correctness", FAIL, 0, sp.correctness,
+                                                 f"the runner has no stage {sp.id!r} (rubric error?)")
+                grades.append(sg)
+                continue
+            with gpulock.gpu_lock() if on_gpu else _nullcontext():
+                self.options.log(f"{lab}/{sp.id}: correctness")
+                self._correctness(sg, sp, rubric, runner, on_gpu)
+                if sp.sanitizer > 0:
+                    self.options.log(f"{lab}/{sp.id}: sanitizers")
+                    sg.checks["sanitizer"] = self._sanitizers(sg, sp.sanitizer, rubric, runner, logs, ws_root, on_gpu)
+                if sp.conflict_free > 0:
+                    self.options.log(f"{lab}/{sp.id}: bank conflicts")
+                    sg.checks["conflict_free"] = self._conflicts(sg, sp.conflict_free, rubric, runner, logs, ws_root,
+                                                                 contents, lab)
+                if sp.performance > 0:
+                    self.options.log(f"{lab}/{sp.id}: performance")
+                    sg.checks["performance"] = self._performance(sg, sp.performance, rubric, runner, lab, on_gpu)
+            grades.append(sg)
+        return grades
+
+    def _correctness(self, sg: StageGrade, sp: Any, rubric: Rubric, runner: Path, on_gpu: bool) -> None:
+        cases = rubric.cases_for(sp.id)
+        for case in cases:
+            if on_gpu and not self.gpu:
+                sg.cases.append(CaseResult(case.name, case.hidden, "not-run", NO_GPU))
+                continue
+            argv = [str(runner), "run", "--stage", sp.id] + case.runner_args() + ["--no-time", "--format", "json"]
+            res = self.sandbox.run(argv, timeout=rubric.case_timeout)
+            sg.cases.append(case_outcome(res, sp.id, case))
+        sg.todo = bool(sg.cases) and all(c.status == "todo" for c in sg.cases)
+        check = Check("correctness", max_points=sp.correctness)
+        run = [c for c in sg.cases if c.status != "not-run"]
+        if not cases:
+            check.status, check.summary = FAIL, "no correctness case applies to this stage (rubric)"
+        elif not run:
+            check.status, check.summary = NOT_RUN, (sg.cases[0].message or NO_GPU)
+        elif sg.todo:
+            check.status, check.summary = FAIL, "TODO: not implemented (NotImplemented)"
+        else:
+            check.points = scoring.correctness_points(sp.correctness, sg.passed_cases, len(run))
+            check.status = PASS if sg.passed_cases == len(run) else FAIL
+            check.summary = f"{sg.passed_cases}/{len(run)} cases pass"
+            check.details = [f"{'hidden ' if c.hidden else ''}case {c.name}: {c.status}"
+                             + (f": {c.message}" if c.message else "") for c in run if c.status != PASS]
+        sg.checks["correctness"] = check
+
+    def _gate(self, sg: StageGrade, name: str, pts: float, on_gpu: bool, need_all: bool = False) -> Check | None:
+        """The outcome when a check cannot or need not run: no GPU, TODO, nothing works."""
+        if on_gpu and not self.gpu:
+            return Check(name, NOT_RUN, 0, pts, NO_GPU)
+        if sg.todo:
+            return Check(name, FAIL, 0, pts, "not implemented")
+        if need_all and not sg.all_pass:
+            return Check(name, FAIL, 0, pts, "0: not every correctness case passes")
+        if not sg.does_work:
+            return Check(name, FAIL, 0, pts, "0: no correctness case passes")
+        return None
+
+    def _sanitizers(self, sg: StageGrade, pts: float, rubric: Rubric, runner: Path, logs: Path, ws_root: Path,
+                    on_gpu: bool) -> Check:
+        gated = self._gate(sg, "sanitizer", pts, on_gpu)
+        if gated:
+            return gated
+        if not self.options.sanitizers:
+            return Check("sanitizer", NOT_RUN, 0, pts, "disabled (--no-sanitizers)")
+        assert rubric.sanitizer_size is not None
+        reports = []
+        for tool in ("memcheck", "racecheck") if on_gpu else ("memcheck",):
+            # The tool runs as the sandbox user in its own empty folder; its log is copied out after.
+            with self.sandbox.workdir() as wd:
+                rep = sanitizer.run_sanitizer(tool, runner, sg.id, rubric.sanitizer_size.arg, wd,
+                                              rubric.tool_timeout, env=self.sandbox.env(wd),
+                                              wrapper=self.sandbox.wrap([], rubric.tool_timeout * 4 + 10))
+                for f in wd.glob("sanitizer-*.log"):
+                    shutil.copy(f, logs / f.name)
+            reports.append(sanitizer.relativize(rep, ws_root))
+        check = Check("sanitizer", max_points=pts, data={"reports": [r.to_json() for r in reports]})
+        bad = [r for r in reports if r.ran and not r.clean]
+        missing = [r for r in reports if not r.ran]
+        for r in bad:
+            for f in r.findings:
+                check.details.append(f"{r.tool}: {f.kind} at {f.where}\n{f.excerpt}")
+        if bad:
+            check.status = FAIL
+            check.summary = "; ".join(f"{r.tool}: {sum(1 for f in r.findings if f.severity == 'error')} finding(s)"
+                                      for r in bad)
+        elif missing:
+            check.status, check.summary, check.fix = NOT_RUN, missing[0].reason, missing[0].fix
+        else:
+            check.status, check.points, check.summary = PASS, pts, " and ".join(r.tool for r in reports) + " clean"
+        return check
+
+    def _conflicts(self, sg: StageGrade, pts: float, rubric: Rubric, runner: Path, logs: Path, ws_root: Path,
+                   contents: dict[str, bytes], lab: str) -> Check:
+        gated = self._gate(sg, "conflict_free", pts, True)
+        if gated:
+            return gated
+        if not self.options.conflicts:
+            return Check("conflict_free", NOT_RUN, 0, pts, "disabled (--no-conflicts)")
+        assert rubric.conflicts_size is not None
+        rep = ncu.profile_conflicts(runner, sg.id, rubric.conflicts_size.arg, logs, rubric.tool_timeout)
+        ncu.relativize(rep, ws_root)
+        _fill_source_lines(rep, lab, contents)
+        check = Check("conflict_free", max_points=pts, data={"report": rep.to_json()})
+        if not rep.measured:
+            check.status, check.summary, check.fix = NOT_RUN, rep.reason, rep.fix
+        elif rep.total_excessive == 0:
+            check.status, check.points, check.summary = PASS, pts, "0 excess shared wavefronts"
+        else:
+            check.status = FAIL
+            check.summary = f"{rep.total_excessive} excess shared wavefronts (bank conflicts)"
+            check.details = ncu.format_report(rep).splitlines()[1:]
+        return check
+
+    def _time(self, runner: Path, stage: str, rubric: Rubric, trusted: bool) -> tuple[float | None, str]:
+        """(median ms, message) of `run --stage S --n <perf n> --reps R` in its own process."""
+        perf = rubric.performance
+        assert perf.size is not None
+        argv = [str(runner), "run", "--stage", stage, "--n", perf.size.arg, "--reps", str(perf.reps),
+                "--warmup", str(perf.warmup), "--format", "json"]
+        timeout = max(rubric.case_timeout, 120.0)
+        res = proc.run(argv, timeout=timeout) if trusted else self.sandbox.run(argv, timeout=timeout)
+        r = stage_result(parse_runner_json(res.stdout), stage)
+        if r is None or res.returncode != 0:
+            return None, f"no timing ({res.describe_exit()})" + (f": {r.get('message', '')}" if r else "")
+        if r.get("status") != "pass":
+            return None, f"{r.get('status')} at n={perf.size.arg}: {r.get('message', '')}"
+        ms = r.get("median_ms")
+        return (float(ms), "") if isinstance(ms, (int, float)) and ms > 0 else (None, "no median_ms in the result")
+
+    def _performance(self, sg: StageGrade, pts: float, rubric: Rubric, runner: Path, lab: str, on_gpu: bool) -> Check:
+        gated = self._gate(sg, "performance", pts, on_gpu, need_all=True)
+        if gated:
+            return gated
+        if not self.options.performance:
+            return Check("performance", NOT_RUN, 0, pts, "disabled (--no-performance)")
+        ref = self.reference(lab)
+        if ref is None:
+            return Check("performance", NOT_RUN, 0, pts, "no reference implementation (solutions/ absent)",
+                         fix="grade with the instructor's course, which has solutions/")
+        t_ref, why_ref = self._time(ref, sg.id, rubric, trusted=True)
+        if t_ref is None:
+            return Check("performance", NOT_RUN, 0, pts, f"the reference could not be timed: {why_ref}")
+        t, why = self._time(runner, sg.id, rubric, trusted=False)
+        ratio = rubric.performance.full_credit_ratio
+        if t is None:
+            return Check("performance", FAIL, 0, pts, why, data={"t_ref_ms": t_ref})
+        got = scoring.performance_points(pts, t, t_ref, ratio)
+        return Check("performance", PASS if got >= pts else FAIL, got, pts,
+                     f"{t:.4g} ms vs reference {t_ref:.4g} ms ({t / t_ref:.2f}x; full credit <= {ratio:g}x)",
+                     data={"t_ms": t, "t_ref_ms": t_ref, "ratio": t / t_ref, "full_credit_ratio": ratio,
+                           "n": rubric.performance.size.arg if rubric.performance.size else None})
+
+
+class _nullcontext:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *a: Any) -> None:
+        return None
+
+
+def _fill_source_lines(rep: ncu.ConflictReport, lab: str, contents: dict[str, bytes]) -> None:
+    """Quote the line from the submitted file itself (the workspace may have moved on)."""
+    for ln in rep.lines:
+        for name, data in contents.items():
+            if ln.file in (f"labs/{lab}/{name}", name):
+                lines = data.decode("utf-8", errors="replace").splitlines()
+                if 0 < ln.line <= len(lines):
+                    ln.source = lines[ln.line - 1].strip()
+
+
+INCLUDE = re.compile(r'^\s*#\s*(include|include_next|import|embed)\b\s*(.*)$', re.MULTILINE)
+
+
+def forbidden_constructs(name: str, data: bytes) -> list[str]:
+    """Ways a student file could read what it must not (the reference, hidden tests, the grader):
+    includes by absolute path or with `..`, computed (macro) includes, #embed, and .incbin."""
+    text = data.decode("utf-8", errors="replace")
+    # Join continued lines so a directive cannot be hidden across a backslash-newline.
+    text = text.replace("\\\r\n", "").replace("\\\n", "")
+    out = []
+    for m in INCLUDE.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        directive, arg = m.group(1), m.group(2).strip()
+        target = re.match(r'^(["<])([^">]*)[">]', arg)
+        if directive == "embed":
+            out.append(f"{name}:{line}: #embed is not allowed")
+        elif target is None:
+            out.append(f"{name}:{line}: computed #{directive} ({arg[:60]}) is not allowed; include a file by name")
+        else:
+            path = target.group(2)
+            if path.startswith("/") or "\\" in path or ".." in PurePosixPath(path).parts:
+                out.append(f"{name}:{line}: #{directive} {target.group(1)}{path}: only the lab's own files, "
+                           "gpulab/ headers and system headers may be included")
+    for m in re.finditer(r"\.incbin\b", text):
+        out.append(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: .incbin is not allowed")
+    return out

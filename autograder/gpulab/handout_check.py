@@ -1,0 +1,58 @@
+"""`gpulab handout --out DIR [--check]`: export the student handout and prove it is usable.
+
+The check configures and builds the export like the calling build, runs its tests (GPU tests
+skip without a GPU), and grades the untouched export: every lab must score 0.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpulab import handout, proc
+from gpulab.errors import EXIT_FAILED, GpulabError
+from gpulab.paths import Course
+from gpulab.workspace import configure_args, read_cmake_cache, trim_compiler_output
+
+
+def cmd_handout(course: Course, out: Path, check: bool) -> int:
+    stripped = handout.export(course.source, out)
+    n = len(handout.exported_files(course.source))
+    print(f"gpulab handout: wrote {out} ({n} files; solution blocks stubbed in {len(stripped)} file(s))")
+    for f, k in sorted(stripped.items()):
+        print(f"  {f}: {k} block(s)")
+    leaked = [p for p in ("solutions", "autograder/hidden", "autograder/testdata") if (out / p).exists()]
+    if leaked:
+        raise GpulabError(f"gpulab handout: {', '.join(leaked)} present in the export (bug)", EXIT_FAILED)
+    if not check:
+        return 0
+    return check_handout(course, out)
+
+
+def check_handout(course: Course, out: Path) -> int:
+    build = out / "build" / "check"
+    cache = read_cmake_cache(course.build) if course.build else {}
+    steps = [
+        ("configure", ["cmake", "-S", str(out), "-B", str(build)] + configure_args(cache), 900),
+        ("build", ["cmake", "--build", str(build)], 3600),
+        ("tests", ["ctest", "--test-dir", str(build), "--output-on-failure", "-E", "^autograder\\.", "-j2"], 1800),
+    ]
+    for name, cmd, timeout in steps:
+        print(f"gpulab handout --check: {name} ...", flush=True)
+        res = proc.run(cmd, timeout=timeout)
+        if not res.ok:
+            print(trim_compiler_output(res.stdout + res.stderr))
+            print(f"gpulab handout --check: {name} FAILED ({res.describe_exit()})")
+            return EXIT_FAILED
+    print("gpulab handout --check: grading the untouched handout (expect 0) ...", flush=True)
+    from gpulab.grading import Grader, Options  # noqa: PLC0415
+    grader = Grader(course, (course.build or out) / "grading", Options(performance=False, conflicts=False,
+                                                                         sanitizers=False))
+    sub = grader.grade(out, out / "build" / "grade-untouched")
+    bad = [l for l in sub.labs if l.points > 0]
+    for l in sub.labs:
+        print(f"  {l.lab}: {l.points:g} / {l.max_points:g} ({l.status})")
+    if bad:
+        print("gpulab handout --check: FAILED: the untouched handout earns points in " + ", ".join(l.lab for l in bad))
+        return EXIT_FAILED
+    print("gpulab handout --check: ok")
+    return 0

@@ -1,0 +1,225 @@
+"""What a grade looks like: the console table, the Markdown report, Gradescope's results.json.
+
+results.json is what the student sees on Gradescope: hidden cases are counted there but their
+parameters are not shown. The Markdown report is for the TA and shows everything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from gpulab.runners import format_table
+from gpulab.scoring import FAIL, NOT_RUN, PASS, SKIPPED, Check, LabGrade, StageGrade, SubmissionGrade, rounded
+
+CHECK_TITLES = {"correctness": "tests", "sanitizer": "sanitizer", "conflict_free": "conflicts",
+                "performance": "performance"}
+EXCERPT_LINES = 12
+
+
+def _pts(x: float) -> str:
+    return f"{rounded(x):g}"
+
+
+def _cell(check: Check | None) -> str:
+    """One table cell: '5/5 cases 10/10', 'clean 2/2', 'not run', '-'."""
+    if check is None or check.status == SKIPPED:
+        return "-"
+    if check.status == NOT_RUN:
+        return f"not run ({check.summary})" if len(check.summary) < 24 else "not run"
+    short = {
+        "correctness": check.summary.replace(" cases pass", ""),
+        "sanitizer": "clean" if check.status == PASS else "FINDINGS",
+        "conflict_free": "0 excess" if check.status == PASS else "CONFLICTS",
+        "performance": f"{check.data['ratio']:.2f}x" if "ratio" in check.data else "fail",
+    }.get(check.name, check.status)
+    if check.status == FAIL and check.name == "correctness" and "TODO" in check.summary:
+        short = "TODO"
+    return f"{short} {_pts(check.points)}/{_pts(check.max_points)}"
+
+
+def lab_headline(lab: LabGrade) -> str:
+    head = f"{lab.lab}: {_pts(lab.points)} / {_pts(lab.max_points)}"
+    if lab.status != "graded":
+        head += f"  [{lab.status}]"
+    missing = lab.not_run()
+    if missing:
+        head += f"  (not run, {_pts(lab.not_run_points())} points: {'; '.join(missing)})"
+    return head
+
+
+def console(sub: SubmissionGrade) -> str:
+    """The per-lab tables and the total, for the terminal."""
+    out = [f"gpulab grade: {sub.name}" + (f" on {sub.device}" if sub.device else " (no GPU)")]
+    for lab in sub.labs:
+        out.append("")
+        out.append(lab_headline(lab))
+        if lab.status != "graded":
+            out.append("  " + lab.message.splitlines()[0] if lab.message else "")
+            out += ["    " + ln for ln in lab.message.splitlines()[1:15]]
+            continue
+        rows = [[s.id] + [_cell(s.checks.get(k)) for k in CHECK_TITLES] + [f"{_pts(s.points)}/{_pts(s.max_points)}"]
+                for s in lab.stages]
+        table = format_table(["stage"] + list(CHECK_TITLES.values()) + ["points"], rows)
+        out += ["  " + ln for ln in table.splitlines()]
+    out.append("")
+    out.append(f"total: {_pts(sub.points)} / {_pts(sub.max_points)}")
+    for n in sub.notes:
+        out.append(f"note: {n}")
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- Markdown
+
+def _code(text: str, limit: int = EXCERPT_LINES) -> list[str]:
+    lines = text.splitlines()
+    body = lines[:limit] + ([f"... ({len(lines) - limit} more lines)"] if len(lines) > limit else [])
+    return ["```", *[ln.replace("```", "'''") for ln in body], "```"]
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(sub: SubmissionGrade) -> str:
+    """The full report for one submission (TA-facing: hidden cases included)."""
+    md = [f"# gpulab grade: {sub.name}", "",
+          f"- total: **{_pts(sub.points)} / {_pts(sub.max_points)}**",
+          f"- graded: {sub.started} in {sub.seconds:.0f} s on {sub.device or 'a machine without GPU'}"]
+    md += [f"- note: {n}" for n in sub.notes]
+    md.append("")
+    md += ["| lab | points | status | not run |", "|---|---|---|---|"]
+    for lab in sub.labs:
+        md.append(f"| {lab.lab} | {_pts(lab.points)} / {_pts(lab.max_points)} | {lab.status} | "
+                  f"{_md_escape('; '.join(lab.not_run())) or '-'} |")
+    for lab in sub.labs:
+        md += ["", *_lab_markdown(lab)]
+    if sub.ignored:
+        md += ["", "## Ignored files", "", "Only the rubric's student files are graded; these were not used:", ""]
+        md += [f"- `{f}`" for f in sub.ignored]
+    return "\n".join(md) + "\n"
+
+
+def _lab_markdown(lab: LabGrade) -> list[str]:
+    md = [f"## {lab.lab}: {_pts(lab.points)} / {_pts(lab.max_points)}", ""]
+    if lab.taken:
+        md.append("Graded files: " + ", ".join(f"`{k}` (from `{v}`)" for k, v in lab.taken.items()))
+        md.append("")
+    md += [f"- note: {n}" for n in lab.notes]
+    if lab.status != "graded":
+        md += [f"**{lab.status}** — the lab scores 0.", "", *_code(lab.message, 60)]
+        return md
+    md += ["| stage | " + " | ".join(CHECK_TITLES.values()) + " | points |",
+           "|---" * (len(CHECK_TITLES) + 2) + "|"]
+    for s in lab.stages:
+        md.append(f"| {s.id} | " + " | ".join(_md_escape(_cell(s.checks.get(k))) for k in CHECK_TITLES)
+                  + f" | {_pts(s.points)} / {_pts(s.max_points)} |")
+    md.append(f"\nBuilt in {lab.build_seconds:.1f} s; graded in {lab.seconds:.1f} s.")
+    for s in lab.stages:
+        md += _stage_details(s)
+    timing = [s for s in lab.stages if "ratio" in s.checks.get("performance", Check("p")).data]
+    if timing:
+        md += ["", "### Timing", "", "| stage | n | student ms | reference ms | ratio | full credit at | points |",
+               "|---|---|---|---|---|---|---|"]
+        for s in timing:
+            c = s.checks["performance"]
+            d = c.data
+            md.append(f"| {s.id} | {d.get('n')} | {d['t_ms']:.4g} | {d['t_ref_ms']:.4g} | {d['ratio']:.2f}x | "
+                      f"<= {d['full_credit_ratio']:g}x | {_pts(c.points)} / {_pts(c.max_points)} |")
+    nr = [(s.id, c) for s in lab.stages for c in s.checks.values() if c.status == NOT_RUN]
+    if nr:
+        md += ["", "### Not run", ""]
+        md += [f"- {sid} {c.name}: {c.summary}" + (f" — fix: {c.fix}" if c.fix else "") for sid, c in nr]
+    return md
+
+
+def _stage_details(s: StageGrade) -> list[str]:
+    md: list[str] = []
+    failing = [c for c in s.cases if c.status not in (PASS, "not-run", "todo")]
+    corr = s.checks.get("correctness")
+    if failing:
+        md += ["", f"### {s.id}: failing cases ({len(failing)} of {len(s.cases)})", ""]
+        for c in failing[:8]:
+            md.append(f"- {'hidden ' if c.hidden else ''}`{c.name}`: **{c.status}**")
+            if c.message:
+                md += ["", *["  " + ln for ln in _code(c.message, 14)], ""]
+        if len(failing) > 8:
+            md.append(f"- ... {len(failing) - 8} more")
+    elif corr is not None and corr.status == FAIL and not s.cases:
+        md += ["", f"### {s.id}: {corr.summary}"]
+    san = s.checks.get("sanitizer")
+    if san is not None and san.status == FAIL and san.details:
+        md += ["", f"### {s.id}: compute-sanitizer ({san.summary})", ""]
+        for d in san.details[:6]:
+            head, _, body = d.partition("\n")
+            md += [f"- {head}", "", *["  " + ln for ln in _code(body)], ""]
+    con = s.checks.get("conflict_free")
+    if con is not None and con.status == FAIL and con.details:
+        md += ["", f"### {s.id}: bank conflicts ({con.summary})", "",
+               "n-way = shared wavefronts / ideal wavefronts for that line (1 = conflict-free).", ""]
+        md += [f"- {d.strip()}" for d in con.details]
+    return md
+
+
+# ----------------------------------------------------------------------------- Gradescope
+
+def _test_output(check: Check, hide_hidden: bool = True) -> str:
+    lines = [check.summary] if check.summary else []
+    for d in check.details:
+        if hide_hidden and d.startswith("hidden case"):
+            lines.append("a hidden case failed: " + d.split(": ", 2)[1] if d.count(": ") >= 1 else "a hidden case failed")
+        else:
+            lines.append(d)
+    if check.status == NOT_RUN:
+        lines[0:0] = ["NOT RUN (0 points, not a failure of your code):"]
+        if check.fix:
+            lines.append(f"fix: {check.fix}")
+    return "\n".join(lines)
+
+
+def results_json(sub: SubmissionGrade) -> dict[str, Any]:
+    """Gradescope's results.json: score, execution_time, output, tests[], leaderboard[]."""
+    tests: list[dict[str, Any]] = []
+    leaderboard: list[dict[str, Any]] = []
+    for lab in sub.labs:
+        if lab.status != "graded":
+            tests.append({"name": f"{lab.lab}: build", "score": 0, "max_score": rounded(lab.max_points),
+                          "status": "failed", "output": f"{lab.status}\n{lab.message}"[:8000],
+                          "visibility": "visible", "tags": [lab.lab, "build"]})
+            continue
+        for s in lab.stages:
+            for name, check in s.checks.items():
+                if check.max_points <= 0 and check.status == SKIPPED:
+                    continue
+                tests.append({"name": f"{lab.lab} / {s.id} / {CHECK_TITLES.get(name, name)}",
+                              "score": rounded(check.points), "max_score": rounded(check.max_points),
+                              "status": "passed" if check.status == PASS else "failed",
+                              "output": _test_output(check)[:8000], "visibility": "visible",
+                              "tags": [lab.lab, s.id, name] + (["not-run"] if check.status == NOT_RUN else [])})
+                if name == "performance" and "t_ms" in check.data:
+                    leaderboard.append({"name": f"{lab.lab} {s.id} (ms)", "value": round(check.data["t_ms"], 4),
+                                        "order": "asc"})
+    output = [f"Total {_pts(sub.points)} / {_pts(sub.max_points)}."]
+    output += [lab_headline(l) for l in sub.labs]
+    output += [f"note: {n}" for n in sub.notes]
+    if sub.ignored:
+        output.append(f"{len(sub.ignored)} file(s) in the submission were ignored (only the rubric's student files are graded).")
+    return {"score": rounded(sub.points), "execution_time": round(sub.seconds), "output": "\n".join(output),
+            "tests": tests, "leaderboard": leaderboard}
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write-then-rename: a reader (or a crash) never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_all(sub: SubmissionGrade, out: Path) -> None:
+    """results.json (Gradescope), report.md (TA), grade.json (everything, for the gradebook)."""
+    write_atomic(out / "report.md", markdown(sub))
+    write_atomic(out / "results.json", json.dumps(results_json(sub), indent=2) + "\n")
+    write_atomic(out / "grade.json", json.dumps(sub.to_json(), indent=2) + "\n")

@@ -1,0 +1,170 @@
+"""compute-sanitizer (memcheck, racecheck) on a runner stage, and the parser for its log.
+
+The log goes to its own file (--log-file), apart from what the program prints, and the verdict
+needs both the tool's exit status (--error-exitcode 9) and a parsed "ERROR SUMMARY" line; a log
+that has neither is "not run", never "clean".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpulab import proc, tools
+
+ERROR_EXIT = 9
+PREFIX = re.compile(r"^========= ?")
+LOCATION = re.compile(r"\bin (\S+?\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hxx|inl)):(\d+)\b")
+NOT_FINDINGS = ("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEAK SUMMARY",
+                "Target application returned an error", "Error: Target application terminated",
+                "This warning", "Note:")
+SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?")
+RACE_SUMMARY = re.compile(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)")
+
+
+@dataclass
+class Finding:
+    """One reported problem: what kind, where (file:line when the build has -lineinfo), the excerpt."""
+
+    kind: str
+    file: str | None
+    line: int | None
+    severity: str          # "error" or "warning"
+    excerpt: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else "unknown location"
+
+
+@dataclass
+class SanitizerReport:
+    tool: str
+    stage: str
+    ran: bool                       # False: not run (reason, fix)
+    clean: bool = False
+    errors: int | None = None       # from the summary line
+    findings: list[Finding] = field(default_factory=list)
+    reason: str = ""
+    fix: str = ""
+    exit: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _kind(header: str, details: list[str]) -> str:
+    """A short, stable name for a finding: 'Invalid __global__ write', 'race: Write-Read', ..."""
+    h = re.sub(r"^(Error|ERROR|Warning|WARNING):\s*", "", header)
+    m = re.match(r"Race reported between (\w+) access", h)
+    if m:
+        other = next((re.search(r"and (\w+) access", d) for d in details if "and " in d and "access" in d), None)
+        return f"race: {m.group(1)}-{other.group(1) if other else '?'}"
+    m = re.match(r"Program hit (\w+)", h)
+    if m:
+        return f"CUDA API error: {m.group(1)}"
+    m = re.match(r"(.+?)(?: of size \d+ bytes?| at | on |$)", h)
+    return (m.group(1) if m else h).strip().rstrip(".")
+
+
+def parse_log(text: str) -> tuple[list[Finding], int | None]:
+    """Findings (header line + indented details) and the error count of the summary line (None: no summary)."""
+    findings: list[Finding] = []
+    errors: int | None = None
+    header: str | None = None
+    details: list[str] = []
+
+    def close() -> None:
+        if header is None:
+            return
+        loc = None
+        for d in [header] + details:
+            if "Host Frame" in d:
+                continue
+            loc = LOCATION.search(d)
+            if loc:
+                break
+        severity = "warning" if header.lower().startswith("warning") else "error"
+        body = [d for d in details if "Host Frame" not in d and "Saved host backtrace" not in d][:6]
+        findings.append(Finding(_kind(header, details), loc.group(1) if loc else None,
+                                int(loc.group(2)) if loc else None, severity,
+                                "\n".join([header] + [d.strip() for d in body])))
+
+    for raw in text.splitlines():
+        if not raw.startswith("========="):
+            continue
+        body = PREFIX.sub("", raw, count=1)
+        m = SUMMARY.search(body)
+        if m:
+            errors = int(m.group(1)) if errors is None else errors + int(m.group(1))
+        m = RACE_SUMMARY.search(body)
+        if m and errors is None:
+            errors = int(m.group(2))
+        if not body.strip():
+            close()
+            header, details = None, []
+        elif body.startswith(" ") or body.startswith("\t"):
+            if header is not None:
+                details.append(body)
+        else:
+            close()
+            header, details = None, []
+            if not body.startswith(NOT_FINDINGS):
+                header = body.strip()
+    close()
+    return findings, errors
+
+
+def verdict(tool: str, stage: str, log_text: str, res: proc.Result) -> SanitizerReport:
+    """Clean only when a summary was printed, it says 0 errors and the exit status is not 9."""
+    findings, errors = parse_log(log_text)
+    rep = SanitizerReport(tool, stage, True, errors=errors, findings=findings, exit=res.describe_exit())
+    real = [f for f in findings if f.severity == "error"]
+    if res.timed_out:
+        rep.clean = False
+        rep.findings.append(Finding("timeout", None, None, "error",
+                                    f"the stage did not finish under {tool} in {res.seconds:.0f} s"))
+        return rep
+    if errors is None and not real:
+        rep.ran = False
+        last = (log_text.strip().splitlines() or [res.stderr.strip() or "no output"])[-1]
+        rep.reason = f"compute-sanitizer printed no summary ({res.describe_exit()}): {last[:200]}"
+        rep.fix = "see the sanitizer log in the report folder"
+        return rep
+    rep.clean = not real and (errors or 0) == 0 and res.returncode != ERROR_EXIT
+    return rep
+
+
+def run_sanitizer(tool: str, runner: Path, stage: str, size_arg: str, work: Path, timeout: float,
+                  env: dict[str, str] | None = None, preexec=None, wrapper: list[str] | None = None) -> SanitizerReport:
+    """compute-sanitizer --tool <tool> on `runner run --stage S --n N --no-time` (log kept in work/)."""
+    exe = tools.find_tool("compute-sanitizer")
+    if exe is None:
+        return SanitizerReport(tool, stage, False, reason="compute-sanitizer not found",
+                               fix=tools.MISSING_FIX["compute-sanitizer"])
+    work.mkdir(parents=True, exist_ok=True)
+    log = work / f"sanitizer-{tool}-{stage}.log"
+    log.unlink(missing_ok=True)
+    cmd = (wrapper or []) + [str(exe), "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "50",
+                             "--log-file", str(log)]
+    if tool == "racecheck":
+        cmd += ["--racecheck-report", "all"]
+    cmd += [str(runner), "run", "--stage", stage, "--n", size_arg, "--no-time", "--format", "json"]
+    res = proc.run(cmd, timeout=timeout, env=env, preexec=preexec, cwd=work)
+    text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+    if not text and ("ERR_NVGPUCTRPERM" in res.stderr or "Unable to" in res.stderr):
+        return SanitizerReport(tool, stage, False, reason=res.stderr.strip().splitlines()[-1][:200],
+                               fix="see compute-sanitizer's message", exit=res.describe_exit())
+    return verdict(tool, stage, text, res)
+
+
+def relativize(rep: SanitizerReport, root: Path) -> SanitizerReport:
+    """Workspace paths -> course-relative paths (labs/scan/scan.cu), in locations and excerpts."""
+    prefix = str(root.resolve()) + "/"
+    for f in rep.findings:
+        if f.file and f.file.startswith(prefix):
+            f.file = f.file[len(prefix):]
+        f.excerpt = f.excerpt.replace(prefix, "")
+    return rep
