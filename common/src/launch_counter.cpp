@@ -9,6 +9,7 @@ namespace gpulab {
 namespace {
 
 std::atomic<long> g_launches{0};
+std::atomic<std::size_t> g_host_copy_bytes{0};
 std::atomic<bool> g_counting{false};
 // A runtime launch calls the driver's launch underneath; count the outermost call only.
 thread_local int t_runtime_depth = 0;
@@ -38,6 +39,19 @@ constexpr CUpti_CallbackId kDriverLaunches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
 };
 
+constexpr CUpti_CallbackId kRuntimeCopies[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+};
+
+bool is_copy(CUpti_CallbackId id) {
+  for (auto c : kRuntimeCopies)
+    if (c == id) return true;
+  return false;
+}
+
 // Only the launch calls are hooked, and only between start() and stop(): timing runs see no
 // callback overhead.
 bool enable_launch_callbacks(CUpti_SubscriberHandle handle, bool on) {
@@ -45,13 +59,21 @@ bool enable_launch_callbacks(CUpti_SubscriberHandle handle, bool on) {
     if (cuptiEnableCallback(on, handle, CUPTI_CB_DOMAIN_RUNTIME_API, id) != CUPTI_SUCCESS) return false;
   for (auto id : kDriverLaunches)
     if (cuptiEnableCallback(on, handle, CUPTI_CB_DOMAIN_DRIVER_API, id) != CUPTI_SUCCESS) return false;
+  for (auto id : kRuntimeCopies)
+    if (cuptiEnableCallback(on, handle, CUPTI_CB_DOMAIN_RUNTIME_API, id) != CUPTI_SUCCESS) return false;
   return true;
 }
 
 void CUPTIAPI on_api_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
   const bool enter = call->callbackSite == CUPTI_API_ENTER;
-  (void)id;  // only launch callbacks are enabled
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && is_copy(id)) {
+    // The four copy calls share the leading fields (dst, src, count, kind).
+    const auto* p = static_cast<const cudaMemcpy_v3020_params*>(call->functionParams);
+    if (enter && p && p->kind != cudaMemcpyDeviceToDevice && p->kind != cudaMemcpyHostToHost && g_counting.load(std::memory_order_relaxed))
+      g_host_copy_bytes.fetch_add(p->count);
+    return;
+  }
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     if (enter) {
       if (t_runtime_depth++ == 0 && g_counting.load(std::memory_order_relaxed)) g_launches.fetch_add(1);
@@ -91,6 +113,7 @@ LaunchCounter::~LaunchCounter() {
 
 void LaunchCounter::start() {
   g_launches = 0;
+  g_host_copy_bytes = 0;
   if (!available_) return;
   if (!enable_launch_callbacks(static_cast<CUpti_SubscriberHandle>(subscriber_), true)) {
     available_ = false;
@@ -106,5 +129,7 @@ long LaunchCounter::stop() {
 }
 
 long LaunchCounter::count() const { return g_launches.load(); }
+
+std::size_t LaunchCounter::host_copy_bytes() const { return g_host_copy_bytes.load(); }
 
 }  // namespace gpulab

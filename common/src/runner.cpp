@@ -65,7 +65,17 @@ StageResult stage_error(const Stage& stage, StageStatus status, std::string mess
 namespace {
 
 // check_stage, keeping the prepared instance so that timing reuses its inputs.
-StageResult check_stage_keeping(const Stage& stage, const Problem& problem, std::unique_ptr<StageInstance>& kept) {
+void dump_output(StageInstance& instance, const std::string& folder, const std::string& stage_id) {
+  const auto bytes = instance.output_bytes();
+  if (!bytes) throw UsageError("--dump-output: stage " + stage_id + " cannot export its output");
+  const std::string path = folder + "/" + stage_id + ".out";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
+  if (!out) throw UsageError("--dump-output: cannot write " + path);
+}
+
+StageResult check_stage_keeping(const Stage& stage, const Problem& problem, std::unique_ptr<StageInstance>& kept,
+                                const std::string& dump_folder) {
   StageResult result;
   result.stage = stage.id;
   if (stage.predicted_launches) result.predicted_launches = stage.predicted_launches(problem);
@@ -85,9 +95,13 @@ StageResult check_stage_keeping(const Stage& stage, const Problem& problem, std:
       instance->run();
       synchronize_if_gpu(stage);
       const long launches = counter.stop();
-      if (counter.available() && stage.where == Where::gpu) result.launches = launches;
+      if (counter.available() && stage.where == Where::gpu) {
+        result.launches = launches;
+        result.host_copy_bytes = counter.host_copy_bytes();
+      }
     }
     if (stage.where == Where::gpu) GPULAB_CUDA_CHECK(cudaGetLastError());
+    if (!dump_folder.empty()) dump_output(*instance, dump_folder, stage.id);
     const CheckResult check = instance->check();
     result.status = check.ok ? StageStatus::pass : StageStatus::fail;
     result.message = check.ok ? std::string{} : check.to_string();
@@ -117,15 +131,30 @@ StageResult check_stage_keeping(const Stage& stage, const Problem& problem, std:
 
 }  // namespace
 
-StageResult check_stage(const Stage& stage, const Problem& problem) {
+StageResult check_stage(const Stage& stage, const Problem& problem, const std::string& dump_folder) {
   std::unique_ptr<StageInstance> instance;
-  return check_stage_keeping(stage, problem, instance);
+  return check_stage_keeping(stage, problem, instance, dump_folder);
+}
+
+StageResult verify_stage_output(const Stage& stage, const Problem& problem, std::span<const unsigned char> bytes) {
+  StageResult result;
+  result.stage = stage.id;
+  try {
+    auto instance = stage.prepare(problem);
+    const CheckResult check = instance->check_output(bytes);
+    result.status = check.ok ? StageStatus::pass : StageStatus::fail;
+    result.message = check.ok ? std::string{} : check.to_string();
+  } catch (const std::exception& e) {
+    result.status = StageStatus::error;
+    result.message = e.what();
+  }
+  return result;
 }
 
 StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& options) {
   (void)lab;
   std::unique_ptr<StageInstance> instance;
-  StageResult result = check_stage_keeping(stage, options.problem, instance);
+  StageResult result = check_stage_keeping(stage, options.problem, instance, options.dump_output);
   if (result.status != StageStatus::pass || !options.time) return result;
   try {
     MeasureOptions measure = options.measure;
@@ -344,6 +373,7 @@ struct RunCommand {
   std::string where = "all";
   bool no_time = false;
   bool check_starter = false;
+  std::string dump_output;
 };
 
 std::vector<const Stage*> select_stages(const Lab& lab, const RunCommand& cmd) {
@@ -382,6 +412,7 @@ int cmd_run(const Lab& lab, const RunCommand& cmd) {
   options.problem = make_problem(lab, cmd.common);
   options.measure = make_measure(cmd.common);
   options.time = !cmd.no_time && !cmd.check_starter;
+  options.dump_output = cmd.dump_output;
   const auto selected = select_stages(lab, cmd);
   bool any_gpu = false;
   for (const auto* s : selected) any_gpu |= s->where == Where::gpu;
@@ -436,7 +467,8 @@ int cmd_run(const Lab& lab, const RunCommand& cmd) {
                                 {"percent_of_copy", json_opt(r.percent_of_copy)},
                                 {"speedup_vs_cpu", json_opt(r.speedup_vs_cpu)},
                                 {"launches", json_opt(r.launches)},
-                                {"predicted_launches", json_opt(r.predicted_launches)}});
+                                {"predicted_launches", json_opt(r.predicted_launches)},
+                                {"host_copy_bytes", r.host_copy_bytes ? nlohmann::ordered_json(*r.host_copy_bytes) : nlohmann::ordered_json(nullptr)}});
     }
     std::cout << doc.dump(2) << "\n";
   } else {
@@ -526,6 +558,31 @@ int cmd_experiment(const Lab& lab, const ExperimentCommand& cmd) {
   return kExitOk;
 }
 
+struct VerifyCommand {
+  CommonOptions common;
+  std::string stage;
+  std::string output;
+};
+
+int cmd_verify(const Lab& lab, const VerifyCommand& cmd) {
+  const Stage* stage = lab.find_stage(cmd.stage);
+  if (!stage) throw UsageError("--stage " + cmd.stage + ": no such stage in lab " + lab.id);
+  if (auto code = handle_missing_gpu(stage->where == Where::gpu, cmd.common.require_gpu)) return *code;
+  std::ifstream in(cmd.output, std::ios::binary);
+  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const Problem problem = make_problem(lab, cmd.common);
+  const StageResult r = verify_stage_output(*stage, problem, bytes);
+  nlohmann::ordered_json doc{{"lab", lab.id},
+                             {"stage", r.stage},
+                             {"verifier", std::string(implementation_name())},
+                             {"problem", problem_json(problem)},
+                             {"bytes", bytes.size()},
+                             {"status", std::string(to_string(r.status))},
+                             {"message", r.message}};
+  std::cout << doc.dump(2) << "\n";
+  return r.status == StageStatus::pass ? kExitOk : kExitCheckFailed;
+}
+
 }  // namespace
 
 int runner_main(int argc, char** argv) {
@@ -547,6 +604,16 @@ int runner_main(int argc, char** argv) {
     run_cmd->add_flag("--no-time", run.no_time, "check only, each stage run once (for sanitizers and profilers)");
     run_cmd->add_flag("--check-starter", run.check_starter,
                       "verify that every student stage reports TODO (the untouched starter)");
+    run_cmd->add_option("--dump-output", run.dump_output,
+                        "write each checked stage's raw output to DIR/<stage>.out (for `verify` in another process)")
+        ->check(CLI::ExistingDirectory);
+
+    VerifyCommand verify;
+    auto* verify_cmd = app.add_subcommand(
+        "verify", "judge a stage's raw output (from run --dump-output) against this binary's harness; prints JSON");
+    add_common_options(verify_cmd, verify.common);
+    verify_cmd->add_option("--stage", verify.stage, "stage id")->required();
+    verify_cmd->add_option("--output", verify.output, "the .out file")->required()->check(CLI::ExistingFile);
 
     ExperimentCommand experiment;
     auto* exp_cmd = app.add_subcommand("experiment", "run one of the lab's experiments and print its table");
@@ -564,6 +631,7 @@ int runner_main(int argc, char** argv) {
     if (*list) return cmd_list(lab, list_format);
     if (*run_cmd) return cmd_run(lab, run);
     if (*exp_cmd) return cmd_experiment(lab, experiment);
+    if (*verify_cmd) return cmd_verify(lab, verify);
     return kExitUsage;
   } catch (const UsageError& e) {
     std::cerr << "error: " << e.what() << "\n";

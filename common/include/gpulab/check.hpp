@@ -4,7 +4,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <cstring>
 #include <string>
+#include <vector>
 
 namespace gpulab {
 
@@ -36,5 +38,26 @@ CheckResult check_sorted(std::span<const T> values, std::size_t window = 4);
 // Same multiset of values (a sort must not lose or invent elements).
 template <class T>
 CheckResult check_permutation(std::span<const T> original, std::span<const T> permuted);
+
+// The raw bytes of an array (a stage's output_bytes()).
+template <class T>
+std::vector<unsigned char> to_bytes(std::span<const T> values) {
+  std::vector<unsigned char> bytes(values.size_bytes());
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+// compare_exact on raw bytes from another process (a stage's check_output()).
+template <class T>
+CheckResult compare_exact_bytes(std::span<const T> expected, std::span<const unsigned char> actual_bytes,
+                                std::size_t window = 4) {
+  if (actual_bytes.size() != expected.size_bytes())
+    return CheckResult::fail("output has " + std::to_string(actual_bytes.size()) + " bytes, expected " +
+                             std::to_string(expected.size_bytes()) + " (" + std::to_string(expected.size()) +
+                             " elements)");
+  std::vector<T> actual(expected.size());
+  if (!actual.empty()) std::memcpy(actual.data(), actual_bytes.data(), actual_bytes.size());
+  return compare_exact<T>(expected, std::span<const T>(actual), window);
+}
 
 }  // namespace gpulab

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -63,6 +64,15 @@ class StageInstance {
   virtual double bytes_moved() const = 0;
   // Elements processed, for elements/s (defaults to the problem's n).
   virtual std::optional<double> elements() const { return std::nullopt; }
+
+  // Out-of-process verification (the grader's unforgeable verdict): the student's runner dumps
+  // the raw output bytes, and the *reference* runner, built without student code, regenerates the
+  // same input from the seed and judges those bytes. A lab supports it by overriding both.
+  virtual std::optional<std::vector<unsigned char>> output_bytes() { return std::nullopt; }
+  virtual CheckResult check_output(std::span<const unsigned char> bytes) {
+    (void)bytes;
+    return CheckResult::fail("this lab does not support out-of-process verification yet");
+  }
 };
 
 enum class Where { cpu, gpu };

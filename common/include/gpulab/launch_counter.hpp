@@ -1,6 +1,7 @@
 // Counts kernel launches through the CUPTI callback API: the model's number of rounds R(n)
 // (every kernel boundary is a global barrier, seed 000 §2, eq. 1).
 #pragma once
+#include <cstddef>
 #include <string>
 
 namespace gpulab {
@@ -19,6 +20,10 @@ class LaunchCounter {
   void start();        // reset and begin counting
   long stop();         // stop counting; returns the launches since start()
   long count() const;  // launches so far
+  // Bytes moved by cudaMemcpy/cudaMemcpyAsync between host and device since start() (copies of
+  // unknown direction, cudaMemcpyDefault, count as host copies). A GPU stage that ships its data
+  // to the host is computing on the CPU: the grader looks at this.
+  std::size_t host_copy_bytes() const;
 
  private:
   bool available_ = false;

@@ -1,6 +1,7 @@
 // Runs a lab's stages: check first (poisoned output, launch count), then time the passing ones.
 #pragma once
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,17 +19,24 @@ struct StageResult {
   std::optional<TimingStats> timing;
   std::optional<double> gbps, elements_per_s, percent_of_copy, speedup_vs_cpu;
   std::optional<long> launches, predicted_launches;
+  std::optional<std::size_t> host_copy_bytes;  // cudaMemcpy host<->device inside run()
 };
 
 struct RunOptions {
   Problem problem;
   MeasureOptions measure;
-  bool time = true;  // false: check only (sanitizers, profilers)
+  bool time = true;         // false: check only (sanitizers, profilers)
+  std::string dump_output;  // folder: write each checked stage's raw output to <stage>.out
 };
 
 // Runs one stage once and checks it: poison, run, synchronise, check. Throws nothing:
-// NotImplemented becomes todo, a CUDA error becomes error with the message.
-StageResult check_stage(const Stage& stage, const Problem& problem);
+// NotImplemented becomes todo, a CUDA error becomes error with the message. With `dump_output`,
+// the raw output is also written to <dump_output>/<stage>.out for an out-of-process check.
+StageResult check_stage(const Stage& stage, const Problem& problem, const std::string& dump_output = {});
+
+// Judges raw output bytes (from another process's --dump-output) against this binary's harness:
+// the grader's verdict, computed where student code never runs.
+StageResult verify_stage_output(const Stage& stage, const Problem& problem, std::span<const unsigned char> bytes);
 
 // check_stage, then (if it passed and options.time) measure it.
 StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& options);
