@@ -57,6 +57,19 @@ TEST_CASE("GPU: the launch counter counts kernel launches", "[gpu][launch-counte
   counter.start();
   gpulab::measure_copy_bandwidth(std::size_t{64} << 20);
   CHECK(counter.stop() == 12);
+  CHECK(counter.host_copy_bytes() == 0);  // device-to-device copies are not host copies
+}
+
+TEST_CASE("GPU: the launch counter sees copies to and from the host", "[gpu][launch-counter]") {
+  gpulab::LaunchCounter counter;
+  REQUIRE(counter.available());
+  std::vector<int> host(1000, 3);
+  gpulab::DeviceBuffer<int> d(host.size());
+  counter.start();
+  d.upload(host);
+  const auto back = d.download();
+  counter.stop();
+  CHECK(counter.host_copy_bytes() == 2 * host.size() * sizeof(int));
 }
 
 TEST_CASE("GPU: measured copy bandwidth is plausible", "[gpu][device]") {
