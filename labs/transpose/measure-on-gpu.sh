@@ -64,7 +64,7 @@ tail -3 "$out/racecheck.log"
 for stage in copy-shared tiled padded swizzled in-place-sweep in-place-sweep-rect; do
   ncu --section SourceCounters --csv "$bin/gpulab-transpose-reference" run --stage "$stage" --n 256x256 --no-time \
     >"$out/ncu-$stage.csv" 2>"$out/ncu-$stage.err"
-  echo "ncu $stage: rc=$? $(grep -i 'Wavefronts Shared Excessive' "$out/ncu-$stage.csv" | head -3 | tr '\n' ' ')"
+  echo "ncu $stage: rc=$? $(grep -o 'total of [0-9]* excessive wavefronts' "$out/ncu-$stage.csv" | head -1)"
 done
 
 for e in bank-model bandwidth-setups vector-width latency block-size barrier model; do
@@ -72,3 +72,5 @@ for e in bank-model bandwidth-setups vector-width latency block-size barrier mod
 done
 cat "$out"/experiment-{latency,block-size,barrier,model}.log
 rm -rf "$src"
+# One archive as well, for machines that hand back only a few files.
+tar -C "$out" -czf "$out/../transpose-gpu-logs.tar.gz" . && mv "$out/../transpose-gpu-logs.tar.gz" "$out/"

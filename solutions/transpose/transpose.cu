@@ -22,7 +22,7 @@ constexpr unsigned kMaxGridY = 65535;
 
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
-// One CTA per tile (tile_rows tall, kTile wide); the y dimension is capped and looped over.
+// One CTA per strip (tile_rows tall, kTile wide); the y dimension is capped and looped over.
 dim3 tile_grid(std::size_t rows, std::size_t cols, std::size_t tile_rows) {
   const std::size_t tiles_y = ceil_div(rows, tile_rows);
   return dim3(static_cast<unsigned>(ceil_div(cols, kTile)),
@@ -53,26 +53,71 @@ unsigned copy_grid(std::size_t count, int threads) {
   return static_cast<unsigned>(std::clamp<std::size_t>(ceil_div(count, threads), 1, std::size_t{1} << 20));
 }
 
+// ---- how every tiled kernel moves data -----------------------------------------------------------
+//
+// A CTA owns a strip of kStack tiles stacked vertically (kStack * 32 rows of in, 32 columns) and
+// works in two phases separated by __syncthreads(): load the strip into shared memory, then store
+// it. Two things decide the bandwidth (measured in this lab's `bandwidth-setups` experiment: an
+// SM needs tens of KiB of loads in flight to keep HBM busy):
+//   * all loads of a phase are issued before the first shared-memory store: the values wait in
+//     registers. Written as "load, store, load, store", every store waits for its load and a
+//     thread has one load in flight instead of kStack * 4;
+//   * kStack tiles per CTA multiply the bytes in flight again and make each row of out receive
+//     kStack * 128 contiguous bytes (seed 000 §2.1: whole blocks B, here B = 128 bytes or more).
+// Strips that stick out of the matrix take the bounds-checked path; all others skip the checks.
+constexpr int kStack = 2;
+constexpr int kStripRows = kStack * kTile;
+
+// The rows of a strip that thread row `ty` handles: ty, ty + 8, ... (kStripRows / 8 of them).
+constexpr int kStripElements = kStripRows / kBlockRows;
+
+struct Strip {
+  std::size_t r0, c0;  // top-left element of the strip in `in`
+  bool full;           // entirely inside the matrix
+};
+
+__device__ Strip strip_at(std::size_t strip_row, std::size_t rows, std::size_t cols) {
+  Strip s{strip_row * kStripRows, std::size_t{blockIdx.x} * kTile, false};
+  s.full = s.r0 + kStripRows <= rows && s.c0 + kTile <= cols;
+  return s;
+}
+
+// Loads the strip's elements of this thread into registers: v[k] = in(r0 + ty + 8k, c0 + tx),
+// 0 outside the matrix (so that in-place algorithms never read uninitialised shared memory).
+__device__ void load_strip(const float* __restrict__ in, std::size_t rows, std::size_t cols, const Strip& s,
+                           float (&v)[kStripElements]) {
+  const std::size_t c = s.c0 + threadIdx.x;
+  if (s.full) {
+#pragma unroll
+    for (int k = 0; k < kStripElements; ++k) v[k] = in[(s.r0 + threadIdx.y + k * kBlockRows) * cols + c];
+  } else {
+#pragma unroll
+    for (int k = 0; k < kStripElements; ++k) {
+      const std::size_t r = s.r0 + threadIdx.y + k * kBlockRows;
+      v[k] = (r < rows && c < cols) ? in[r * cols + c] : 0.0f;
+    }
+  }
+}
+
 // ---- 2. copy-shared ----------------------------------------------------------------------------
 
 __global__ void copy_shared_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t rows,
                                    std::size_t cols) {
-  __shared__ float tile[kTile][kTile];
-  const std::size_t c = std::size_t{blockIdx.x} * kTile + threadIdx.x;
-  for (std::size_t tile_row = blockIdx.y; tile_row * kTile < rows; tile_row += gridDim.y) {
-    const std::size_t r0 = tile_row * kTile;
+  __shared__ float tile[kStripRows][kTile];
+  for (std::size_t strip_row = blockIdx.y; strip_row * kStripRows < rows; strip_row += gridDim.y) {
+    const Strip s = strip_at(strip_row, rows, cols);
+    float v[kStripElements];
+    load_strip(in, rows, cols, s, v);
 #pragma unroll
-    for (int k = 0; k < kElementsPerThread; ++k) {
-      const int y = threadIdx.y + k * kBlockRows;
-      if (r0 + y < rows && c < cols) tile[y][threadIdx.x] = in[(r0 + y) * cols + c];
-    }
+    for (int k = 0; k < kStripElements; ++k) tile[threadIdx.y + k * kBlockRows][threadIdx.x] = v[k];
     __syncthreads();
+    const std::size_t c = s.c0 + threadIdx.x;
 #pragma unroll
-    for (int k = 0; k < kElementsPerThread; ++k) {
-      const int y = threadIdx.y + k * kBlockRows;
-      if (r0 + y < rows && c < cols) out[(r0 + y) * cols + c] = tile[y][threadIdx.x];
+    for (int k = 0; k < kStripElements; ++k) {
+      const std::size_t r = s.r0 + threadIdx.y + k * kBlockRows;
+      if (s.full || (r < rows && c < cols)) out[r * cols + c] = tile[threadIdx.y + k * kBlockRows][threadIdx.x];
     }
-    __syncthreads();  // the next tile overwrites this one
+    __syncthreads();  // the next strip overwrites this one
   }
 }
 
@@ -84,10 +129,10 @@ __global__ void naive_kernel(const float* __restrict__ in, float* __restrict__ o
                              std::size_t cols) {
   const std::size_t c = std::size_t{blockIdx.x} * kTile + threadIdx.x;
   if (c >= cols) return;
-  for (std::size_t tile_row = blockIdx.y; tile_row * kTile < rows; tile_row += gridDim.y) {
+  for (std::size_t strip_row = blockIdx.y; strip_row * kTile < rows; strip_row += gridDim.y) {
 #pragma unroll
     for (int k = 0; k < kElementsPerThread; ++k) {
-      const std::size_t r = tile_row * kTile + threadIdx.y + k * kBlockRows;
+      const std::size_t r = strip_row * kTile + threadIdx.y + k * kBlockRows;
       if (r < rows) out[c * rows + r] = in[r * cols + c];
     }
   }
@@ -113,26 +158,29 @@ struct SwizzledLayout {  // 32 x 32, column index XORed with the row: a permutat
 template <class Layout>
 __global__ void transpose_through_tile_kernel(const float* __restrict__ in, float* __restrict__ out,
                                               std::size_t rows, std::size_t cols) {
-  __shared__ float tile[kTile * Layout::kRowWords];
-  const std::size_t c0 = std::size_t{blockIdx.x} * kTile;
-  for (std::size_t tile_row = blockIdx.y; tile_row * kTile < rows; tile_row += gridDim.y) {
-    const std::size_t r0 = tile_row * kTile;
-    // Read a tile of in along its rows: lanes = consecutive columns (coalesced, one bank each).
+  __shared__ float tile[kStack][kTile * Layout::kRowWords];
+  for (std::size_t strip_row = blockIdx.y; strip_row * kStripRows < rows; strip_row += gridDim.y) {
+    const Strip s = strip_at(strip_row, rows, cols);
+    float v[kStripElements];
+    load_strip(in, rows, cols, s, v);
+    // Rows of in into rows of the tiles: lanes = consecutive columns (one bank each, any layout).
 #pragma unroll
-    for (int k = 0; k < kElementsPerThread; ++k) {
-      const int y = threadIdx.y + k * kBlockRows;
-      if (r0 + y < rows && c0 + threadIdx.x < cols)
-        tile[Layout::at(y, threadIdx.x)] = in[(r0 + y) * cols + c0 + threadIdx.x];
-    }
+    for (int t = 0; t < kStack; ++t)
+#pragma unroll
+      for (int k = 0; k < kElementsPerThread; ++k)  // strip row 32t + ty + 8k is v[4t + k]
+        tile[t][Layout::at(threadIdx.y + k * kBlockRows, threadIdx.x)] = v[t * kElementsPerThread + k];
     __syncthreads();
-    // Write the tile's columns as rows of out: lanes = consecutive rows of in, i.e. one column of
-    // the tile. This is the access the layouts are about.
+    // Columns of the tiles out as rows of out: lanes = consecutive rows of in, i.e. one column of a
+    // tile. This is the access the layouts are about. Tile t of the strip lands in out columns
+    // r0 + 32t ...: each row of out receives kStack * 32 contiguous floats.
 #pragma unroll
-    for (int k = 0; k < kElementsPerThread; ++k) {
-      const int y = threadIdx.y + k * kBlockRows;  // a column of the tile = a row of out
-      if (c0 + y < cols && r0 + threadIdx.x < rows)
-        out[(c0 + y) * rows + r0 + threadIdx.x] = tile[Layout::at(threadIdx.x, y)];
-    }
+    for (int t = 0; t < kStack; ++t)
+#pragma unroll
+      for (int k = 0; k < kElementsPerThread; ++k) {
+        const int y = threadIdx.y + k * kBlockRows;  // a column of the tile = a row of out
+        const std::size_t out_row = s.c0 + y, out_col = s.r0 + t * kTile + threadIdx.x;
+        if (s.full || (out_row < cols && out_col < rows)) out[out_row * rows + out_col] = tile[t][Layout::at(threadIdx.x, y)];
+      }
     __syncthreads();
   }
 }
@@ -170,58 +218,62 @@ __device__ void transpose_rect_in_place(float* tile, int lane, int warp, int war
   transpose_square_in_place(tile + kTile * kTile, lane, warp, warps);
 }
 
+// Loads the strip row-wise into `tile` (kStripRows x 32, row-major, no padding).
+__device__ void load_strip_to_shared(const float* __restrict__ in, std::size_t rows, std::size_t cols,
+                                     const Strip& s, float* tile) {
+  float v[kStripElements];
+  load_strip(in, rows, cols, s, v);
+#pragma unroll
+  for (int k = 0; k < kStripElements; ++k) tile[(threadIdx.y + k * kBlockRows) * kTile + threadIdx.x] = v[k];
+}
+
 __global__ void in_place_sweep_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t rows,
                                       std::size_t cols) {
-  __shared__ float tile[kTile * kTile];
-  const std::size_t c0 = std::size_t{blockIdx.x} * kTile;
-  for (std::size_t tile_row = blockIdx.y; tile_row * kTile < rows; tile_row += gridDim.y) {
-    const std::size_t r0 = tile_row * kTile;
-#pragma unroll
-    for (int k = 0; k < kElementsPerThread; ++k) {
-      const int y = threadIdx.y + k * kBlockRows;
-      const bool inside = r0 + y < rows && c0 + threadIdx.x < cols;
-      // Outside the matrix the tile holds zeros: the sweep moves them but they are never stored.
-      tile[y * kTile + threadIdx.x] = inside ? in[(r0 + y) * cols + c0 + threadIdx.x] : 0.0f;
-    }
+  __shared__ float tile[kStack * kTile * kTile];  // kStack independent 32 x 32 squares
+  for (std::size_t strip_row = blockIdx.y; strip_row * kStripRows < rows; strip_row += gridDim.y) {
+    const Strip s = strip_at(strip_row, rows, cols);
+    load_strip_to_shared(in, rows, cols, s, tile);
     __syncthreads();
-    transpose_square_in_place(tile, threadIdx.x, threadIdx.y, kBlockRows);
-    __syncthreads();
-    // tile[y][x] now holds in[r0 + x][c0 + y]: rows of the tile are rows of out, read row-wise.
 #pragma unroll
-    for (int k = 0; k < kElementsPerThread; ++k) {
-      const int y = threadIdx.y + k * kBlockRows;
-      if (c0 + y < cols && r0 + threadIdx.x < rows) out[(c0 + y) * rows + r0 + threadIdx.x] = tile[y * kTile + threadIdx.x];
-    }
+    for (int t = 0; t < kStack; ++t) transpose_square_in_place(tile + t * kTile * kTile, threadIdx.x, threadIdx.y, kBlockRows);
+    __syncthreads();
+    // Square t now holds in(r0 + 32t + x, c0 + y) at [y][x]: its rows are pieces of rows of out.
+#pragma unroll
+    for (int t = 0; t < kStack; ++t)
+#pragma unroll
+      for (int k = 0; k < kElementsPerThread; ++k) {
+        const int y = threadIdx.y + k * kBlockRows;
+        const std::size_t out_row = s.c0 + y, out_col = s.r0 + t * kTile + threadIdx.x;
+        if (s.full || (out_row < cols && out_col < rows))
+          out[out_row * rows + out_col] = tile[t * kTile * kTile + y * kTile + threadIdx.x];
+      }
     __syncthreads();
   }
 }
 
-constexpr int kRectRows = 2 * kTile;  // m = 2n
+// The m = 2n case: the strip of two stacked squares is one 64 x 32 tile, read back as its
+// 32 x 64 transpose through rect_transposed_index. (kStack == 2: one rect tile per strip.)
+static_assert(kStack == 2, "in_place_sweep_rect_kernel treats a strip as one 64 x 32 tile");
 
 __global__ void in_place_sweep_rect_kernel(const float* __restrict__ in, float* __restrict__ out, std::size_t rows,
                                            std::size_t cols) {
-  __shared__ float tile[kRectRows * kTile];  // 64 x 32 row-major = square 0 above square 1
-  const std::size_t c0 = std::size_t{blockIdx.x} * kTile;
-  for (std::size_t tile_row = blockIdx.y; tile_row * kRectRows < rows; tile_row += gridDim.y) {
-    const std::size_t r0 = tile_row * kRectRows;
-#pragma unroll
-    for (int k = 0; k < kRectRows / kBlockRows; ++k) {
-      const int y = threadIdx.y + k * kBlockRows;
-      const bool inside = r0 + y < rows && c0 + threadIdx.x < cols;
-      tile[y * kTile + threadIdx.x] = inside ? in[(r0 + y) * cols + c0 + threadIdx.x] : 0.0f;
-    }
+  __shared__ float tile[2 * kTile * kTile];  // 64 x 32 row-major = square 0 above square 1
+  for (std::size_t strip_row = blockIdx.y; strip_row * kStripRows < rows; strip_row += gridDim.y) {
+    const Strip s = strip_at(strip_row, rows, cols);
+    load_strip_to_shared(in, rows, cols, s, tile);
     __syncthreads();
     transpose_rect_in_place(tile, threadIdx.x, threadIdx.y, kBlockRows);
     __syncthreads();
-    // The 32 x 64 transpose: row r of it is column c0 + r of in, i.e. row c0 + r of out, and its
-    // 64 columns are out columns r0 .. r0 + 63. Lanes walk c mod 32 inside one square: row-wise.
+    // Row r of the 32 x 64 transpose is row c0 + r of out, columns r0 .. r0 + 63; lanes walk
+    // c mod 32 inside one square, so the shared reads are row-wise.
 #pragma unroll
     for (int k = 0; k < kElementsPerThread; ++k) {
       const int r = threadIdx.y + k * kBlockRows;
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int c = half * kTile + threadIdx.x;
-        if (c0 + r < cols && r0 + c < rows) out[(c0 + r) * rows + r0 + c] = tile[rect_transposed_index(r, c)];
+        const std::size_t out_row = s.c0 + r, out_col = s.r0 + c;
+        if (s.full || (out_row < cols && out_col < rows)) out[out_row * rows + out_col] = tile[rect_transposed_index(r, c)];
       }
     }
     __syncthreads();
@@ -230,7 +282,7 @@ __global__ void in_place_sweep_rect_kernel(const float* __restrict__ in, float* 
 
 template <class Kernel>
 void launch_tiles(Kernel kernel, const float* in, float* out, std::size_t rows, std::size_t cols,
-                  std::size_t tile_rows = kTile) {
+                  std::size_t tile_rows = kStripRows) {
   if (rows == 0 || cols == 0) return;
   kernel<<<tile_grid(rows, cols, tile_rows), kBlock>>>(in, out, rows, cols);
   GPULAB_CHECK_LAUNCH();
@@ -251,7 +303,7 @@ void copy_shared(const float* in, float* out, std::size_t rows, std::size_t cols
   launch_tiles(copy_shared_kernel, in, out, rows, cols);
 }
 void naive(const float* in, float* out, std::size_t rows, std::size_t cols) {
-  launch_tiles(naive_kernel, in, out, rows, cols);
+  launch_tiles(naive_kernel, in, out, rows, cols, kTile);
 }
 void tiled(const float* in, float* out, std::size_t rows, std::size_t cols) {
   launch_tiles(transpose_through_tile_kernel<PlainLayout>, in, out, rows, cols);
@@ -266,7 +318,7 @@ void in_place_sweep(const float* in, float* out, std::size_t rows, std::size_t c
   launch_tiles(in_place_sweep_kernel, in, out, rows, cols);
 }
 void in_place_sweep_rect(const float* in, float* out, std::size_t rows, std::size_t cols) {
-  launch_tiles(in_place_sweep_rect_kernel, in, out, rows, cols, kRectRows);
+  launch_tiles(in_place_sweep_rect_kernel, in, out, rows, cols);
 }
 
 }  // namespace transpose
