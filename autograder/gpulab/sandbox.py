@@ -65,7 +65,8 @@ class Sandbox:
         """A minimal environment: nothing of the grader's (tokens, paths) leaks to student code."""
         env = {"PATH": "/usr/local/cuda/bin:/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(home),
                "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
-        for k in KEEP_ENV:
+        extra = [k for k in os.environ.get("GPULAB_SANDBOX_KEEP_ENV", "").split(",") if k]
+        for k in (*KEEP_ENV, *extra):
             if k in os.environ:
                 env[k] = os.environ[k]
         return env

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""GPU end to end: for every lab with a rubric and a reference, the untouched starter scores 0 and
+the reference submitted as a student scores full marks, with every check run. Exit 77 (ctest
+SKIPPED) without a GPU, unless GPULAB_REQUIRE_GPU=1 (then it fails: a GPU machine must not skip).
+
+Usage: e2e_gpu.py [LAB...]   (GPULAB_BUILD_DIR / GPULAB_SOURCE_DIR as set by ctest)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gpulab import report, tools  # noqa: E402
+from gpulab.grade_cli import exit_code_for  # noqa: E402
+from gpulab.grading import Grader, Options  # noqa: E402
+from gpulab.paths import Course  # noqa: E402
+
+
+def main() -> int:
+    if not tools.gpu_present():
+        print("e2e_gpu: no GPU: skipped")
+        return 1 if os.environ.get("GPULAB_REQUIRE_GPU") == "1" else 77
+    course = Course.from_environment()
+    labs = sys.argv[1:] or [l for l in course.labs() if course.rubric_path(l).is_file()
+                            and (course.source / "solutions" / l).is_dir()]
+    out = Path(tempfile.mkdtemp(prefix="gpulab-e2e-"))
+    grader = Grader(course, course.require_build() / "grading", Options(log=lambda m: print("  ..", m, flush=True)))
+    failures = []
+    for lab in labs:
+        for what, sub, want_full in (("starter", course.source / "labs" / lab, False),
+                                     ("reference", course.source / "solutions" / lab, True)):
+            start = time.monotonic()
+            g = grader.grade(sub, out / f"{lab}-{what}", [lab])
+            report.write_all(g, out / f"{lab}-{what}")
+            print(report.console(g))
+            print(f"e2e_gpu: {lab} {what}: {g.points:g}/{g.max_points:g} in {time.monotonic() - start:.1f} s "
+                  f"(build {g.labs[0].build_seconds:.1f} s); report {out / f'{lab}-{what}' / 'report.md'}", flush=True)
+            if exit_code_for(g) != 0:
+                failures.append(f"{lab} {what}: checks not run: {g.labs[0].not_run()}")
+            if want_full and abs(g.points - g.max_points) > 1e-6:
+                failures.append(f"{lab} reference: {g.points:g} of {g.max_points:g}")
+            if not want_full and g.points != 0:
+                failures.append(f"{lab} starter: {g.points:g} (expected 0)")
+    for f in failures:
+        print("e2e_gpu: FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

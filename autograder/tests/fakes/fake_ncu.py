@@ -1,0 +1,22 @@
+#!/usr/bin/env python3
+"""A stand-in for ncu: profiling writes an empty report; --import prints the fixture pages named
+by FAKE_NCU_SOURCE / FAKE_NCU_DETAILS; FAKE_NCU_PERM=1 fails like a machine without counter access."""
+import os
+import sys
+
+args = sys.argv[1:]
+if os.environ.get("FAKE_NCU_PERM") == "1":
+    print("==PROF== Connected to process 1234")
+    print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters")
+    sys.exit(1)
+if "--export" in args:
+    open(args[args.index("--export") + 1] + ".ncu-rep", "w").write("fake")
+    print("==PROF== Report: fake.ncu-rep")
+    sys.exit(0)
+page = args[args.index("--page") + 1]
+name = os.environ.get("FAKE_NCU_SOURCE" if page == "source" else "FAKE_NCU_DETAILS")
+if name:
+    sys.stdout.write(open(name).read())
+else:
+    sys.stdout.write('"Line No","Source","L1 Wavefronts Shared Excessive","L1 Wavefronts Shared","L1 Wavefronts Shared Ideal"\n'
+                     '"10","  s[t] = x;","0","64","64"\n')

@@ -1,0 +1,16 @@
+#!/usr/bin/env python3
+"""A stand-in for compute-sanitizer: writes the log named by FAKE_SANITIZER_<TOOL> (a fixture) or a
+clean one to --log-file, and exits like the real tool (the --error-exitcode when it has errors)."""
+import os
+import re
+import sys
+
+args = sys.argv[1:]
+tool = args[args.index("--tool") + 1]
+log = args[args.index("--log-file") + 1]
+code = int(args[args.index("--error-exitcode") + 1])
+fixture = os.environ.get(f"FAKE_SANITIZER_{tool.upper()}")
+text = open(fixture).read() if fixture else "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"
+open(log, "w").write(text)
+m = re.search(r"ERROR SUMMARY: (\d+)", text)
+sys.exit(code if m and int(m.group(1)) > 0 else 0)

@@ -1,0 +1,181 @@
+"""Fake courses for the autograder's tests: fake runners (tests/fakes/fake_runner.py) stand in
+for the C++ ones, and a fake workspace "builds" a student runner from the submitted file."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from gpulab.paths import Course
+from gpulab.workspace import BuildResult
+
+HERE = Path(__file__).resolve().parent
+FAKE_RUNNER = HERE / "fakes" / "fake_runner.py"
+FIXTURES = HERE / "fixtures"
+
+STAGES = [
+    {"id": "naive", "title": "naive", "where": "gpu", "role": "student", "must_be_conflict_free": False},
+    {"id": "shared", "title": "shared", "where": "gpu", "role": "student", "must_be_conflict_free": True},
+    {"id": "cpu", "title": "CPU baseline", "where": "cpu", "role": "baseline"},
+]
+
+RUBRIC = """
+lab = "scan"
+student_files = ["scan.cu"]
+
+[performance]
+n = 65536
+full_credit_ratio = 1.2
+reps = 3
+
+[sanitizers]
+n = 4099
+
+[conflicts]
+n = 65536
+
+[limits]
+case_timeout = 2
+
+[[case]]
+n = 1025
+seed = 1
+
+[[case]]
+n = 4096
+distribution = "sorted"
+seed = 2
+
+[[stage]]
+id = "naive"
+correctness = 10
+sanitizer = 2
+performance = 3
+
+[[stage]]
+id = "shared"
+correctness = 10
+sanitizer = 2
+conflict_free = 4
+performance = 3
+"""
+
+HIDDEN = """
+lab = "scan"
+[[case]]
+n = 33
+seed = 7
+"""
+
+REFERENCE = {"naive": {"status": "pass", "median_ms": 2.0}, "shared": {"status": "pass", "median_ms": 1.0}}
+
+
+def write_runner(path: Path, config: dict) -> Path:
+    """A shell wrapper named like a runner that runs the fake with its config."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cfg = path.with_suffix(".json")
+    cfg.write_text(json.dumps(config))
+    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_RUNNER}" "{cfg}" "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+def make_course(root: Path, reference: bool = True, hidden: bool = True, student_runner: bool = True) -> Course:
+    src, build = root / "src", root / "build"
+    (src / "labs" / "scan").mkdir(parents=True)
+    (src / "labs" / "scan" / "rubric.toml").write_text(RUBRIC)
+    (src / "labs" / "scan" / "scan.cu").write_text("// starter\n{}\n")
+    if hidden:
+        (src / "autograder" / "hidden").mkdir(parents=True)
+        (src / "autograder" / "hidden" / "scan.toml").write_text(HIDDEN)
+    build.mkdir(parents=True)
+    (build / "CMakeCache.txt").write_text("CMAKE_GENERATOR:INTERNAL=Ninja\n")
+    base = {"lab": "scan", "title": "Scan", "student_files": "labs/scan/scan.cu", "stages": STAGES}
+    if student_runner:
+        write_runner(build / "labs" / "scan" / "gpulab-scan-student", dict(base))
+    if reference:
+        (src / "solutions" / "scan").mkdir(parents=True)
+        (src / "solutions" / "scan" / "scan.cu").write_text(json.dumps(REFERENCE))
+        write_runner(build / "labs" / "scan" / "gpulab-scan-reference",
+                     dict(base, implementation="reference", behaviour=REFERENCE))
+    return Course(src, build)
+
+
+class FakeSlot:
+    """Builds a fake student runner whose behaviour is the submitted file (JSON after a comment)."""
+
+    def __init__(self, root: Path) -> None:
+        self.src = root / "ws"
+        self.src.mkdir(parents=True, exist_ok=True)
+
+    def build_student(self, lab: str, files: list[str], contents: dict[str, bytes], dest: Path) -> BuildResult:
+        text = contents.get(files[0], b"").decode()
+        if "#error" in text:
+            return BuildResult(False, None, f"compile error:\n{self.src}/labs/{lab}/{files[0]}:2: error: boom", 0.01)
+        dest.mkdir(parents=True, exist_ok=True)
+        beh = dest / "behaviour.json"
+        beh.write_text(text)
+        runner = write_runner(dest / f"gpulab-{lab}-student",
+                              {"lab": lab, "stages": STAGES, "behaviour_file": str(beh)})
+        return BuildResult(True, runner, "", 0.01)
+
+
+class FakeWorkspace:
+    def __init__(self, root: Path) -> None:
+        self._slot = FakeSlot(root)
+
+    @contextmanager
+    def slot(self) -> Iterator[FakeSlot]:
+        yield self._slot
+
+
+def fake_grader(course: Course, root: Path, **opts):
+    """A Grader over a fake course, fake workspace, no sandbox (the wrappers are plain scripts)."""
+    from gpulab.grading import Grader, Options
+    options = Options(sandbox=False, **opts)
+    g = Grader(course, root / "work", options)
+    g.workspace = FakeWorkspace(root)
+    return g
+
+
+def submission_dir(root: Path, behaviour: dict | str, name: str = "alice", where: str = "labs/scan/scan.cu") -> Path:
+    d = root / "subs" / name
+    f = d / where
+    f.parent.mkdir(parents=True, exist_ok=True)
+    f.write_text(behaviour if isinstance(behaviour, str) else "// fake student\n" + json.dumps(behaviour))
+    return d
+
+
+@contextmanager
+def env(**values: str | None) -> Iterator[None]:
+    old = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+class TempDir:
+    """unittest mixin: self.tmp is a fresh directory per test."""
+
+    def setUp(self) -> None:  # noqa: N802
+        self._td = tempfile.TemporaryDirectory(prefix="gpulab-test-")
+        self.tmp = Path(self._td.name)
+
+    def tearDown(self) -> None:  # noqa: N802
+        self._td.cleanup()

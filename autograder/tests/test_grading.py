@@ -1,0 +1,201 @@
+"""Grading end to end on a fake course (fake runners, fake sanitizer and ncu): the scoring rules,
+isolation of crashes and hangs, forged output, compile errors, no GPU, and the output formats."""
+
+import json
+import unittest
+
+from gpulab import report
+from gpulab.grade_cli import exit_code_for
+from gpulab.grading import case_outcome, forbidden_constructs, parse_runner_json
+from gpulab.proc import Result
+from gpulab.rubric import Case, Size
+from tests.helpers import FIXTURES, HERE, REFERENCE, TempDir, env, fake_grader, make_course, submission_dir
+
+FAKES = HERE / "fakes"
+GOOD = {"naive": {"status": "pass", "median_ms": 2.0}, "shared": {"status": "pass", "median_ms": 1.0}}
+
+
+class GradingTest(TempDir, unittest.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.env = env(GPULAB_FAKE_GPU="1", GPULAB_NO_GPU=None, GPULAB_NCU=str(FAKES / "fake_ncu.py"),
+                       GPULAB_COMPUTE_SANITIZER=str(FAKES / "fake_sanitizer.py"), FAKE_NCU_SOURCE=None,
+                       FAKE_NCU_DETAILS=None, FAKE_NCU_PERM=None, FAKE_SANITIZER_MEMCHECK=None,
+                       FAKE_SANITIZER_RACECHECK=None, GPULAB_GPU_LOCK=str(self.tmp / "gpu.lock"),
+                       GPULAB_SANDBOX_KEEP_ENV="FAKE_SANITIZER_MEMCHECK,FAKE_SANITIZER_RACECHECK")
+        self.env.__enter__()
+        self.course = make_course(self.tmp)
+
+    def tearDown(self):
+        self.env.__exit__(None, None, None)
+        super().tearDown()
+
+    def grade(self, behaviour, **opts):
+        sub = submission_dir(self.tmp, behaviour)
+        g = fake_grader(self.course, self.tmp, **opts)
+        return g.grade(sub, self.tmp / "out")
+
+    def stage(self, sub, sid):
+        return next(s for s in sub.labs[0].stages if s.id == sid)
+
+    def test_reference_as_student_scores_full(self):
+        sub = self.grade(REFERENCE)
+        self.assertEqual(sub.points, sub.max_points)
+        self.assertEqual(sub.max_points, 34)
+        self.assertEqual(exit_code_for(sub), 0)
+
+    def test_starter_scores_zero(self):
+        sub = self.grade({})
+        self.assertEqual(sub.points, 0)
+        s = self.stage(sub, "naive")
+        self.assertTrue(s.todo)
+        self.assertIn("TODO", s.checks["correctness"].summary)
+        self.assertEqual(s.checks["sanitizer"].summary, "not implemented")
+
+    def test_partial_correctness_gates_performance_only(self):
+        sub = self.grade({"naive": {"status": "pass", "fail_n": [33]}, "shared": GOOD["shared"]})
+        naive = self.stage(sub, "naive")
+        self.assertEqual(naive.passed_cases, 2)                  # 1025, 4096 pass; hidden n=33 fails
+        self.assertAlmostEqual(naive.checks["correctness"].points, 10 * 2 / 3)
+        self.assertEqual(naive.checks["sanitizer"].points, 2)    # does the work: sanitizer counts
+        self.assertEqual(naive.checks["performance"].points, 0)  # not all cases: no performance
+        self.assertIn("hidden case", naive.checks["correctness"].details[0])
+
+    def test_slow_stage_scaled(self):
+        sub = self.grade({"naive": {"status": "pass", "median_ms": 4.0}, "shared": {"status": "pass", "median_ms": 1.1}})
+        self.assertAlmostEqual(self.stage(sub, "naive").checks["performance"].points, 3 * 2.0 / 4.0)
+        self.assertEqual(self.stage(sub, "shared").checks["performance"].points, 3)   # 1.1 <= 1.2 x 1.0
+
+    def test_crash_and_hang_cost_only_their_cases(self):
+        sub = self.grade({"naive": {"crash": True}, "shared": {"hang": True}})
+        naive, shared = self.stage(sub, "naive"), self.stage(sub, "shared")
+        self.assertEqual({c.status for c in naive.cases}, {"crash"})
+        self.assertIn("SIGSEGV", naive.cases[0].message)
+        self.assertEqual({c.status for c in shared.cases}, {"timeout"})
+        self.assertEqual(sub.points, 0)
+        self.assertEqual(len(shared.cases), 3)                   # every case still ran
+
+    def test_forged_output_is_not_a_pass(self):
+        for name, b in [("fake json then exit", {"fake_json": True, "exit_early": True}),
+                        ("junk lines", {"junk": True, "status": "todo"}),
+                        ("exit early", {"exit_early": True})]:
+            with self.subTest(name):
+                sub = self.grade({"naive": b, "shared": {"status": "todo"}})
+                self.assertEqual(self.stage(sub, "naive").passed_cases, 0)
+                self.assertEqual(sub.points, 0)
+
+    def test_compile_error(self):
+        sub = self.grade("#error nope")
+        lab = sub.labs[0]
+        self.assertEqual((lab.status, lab.points), ("compile-error", 0))
+        self.assertIn("error: boom", lab.message)
+
+    def test_bank_conflicts_lose_exactly_the_conflict_points(self):
+        with env(FAKE_NCU_SOURCE=str(FIXTURES / "ncu-source-conflicts-synthetic.csv"),
+                 FAKE_NCU_DETAILS=str(FIXTURES / "ncu-details-synthetic.csv")):
+            sub = self.grade(GOOD)
+        shared = self.stage(sub, "shared")
+        self.assertEqual(shared.checks["conflict_free"].points, 0)
+        self.assertEqual(sub.points, sub.max_points - 4)
+        self.assertIn("42", " ".join(shared.checks["conflict_free"].details))
+
+    def test_ncu_without_permission_is_not_run(self):
+        with env(FAKE_NCU_PERM="1"):
+            sub = self.grade(GOOD)
+        c = self.stage(sub, "shared").checks["conflict_free"]
+        self.assertEqual(c.status, "not-run")
+        self.assertIn("NVreg_RestrictProfilingToAdminUsers", c.fix)
+        self.assertEqual(sub.points, sub.max_points - 4)
+        self.assertEqual(exit_code_for(sub), 5)
+        self.assertIn("conflict_free", report.lab_headline(sub.labs[0]))
+
+    def test_sanitizer_findings_and_missing_tool(self):
+        with env(FAKE_SANITIZER_MEMCHECK=str(FIXTURES / "memcheck-oob-synthetic.log")):
+            sub = self.grade(GOOD)
+        c = self.stage(sub, "naive").checks["sanitizer"]
+        self.assertEqual((c.status, c.points), ("fail", 0))
+        self.assertIn("Invalid __global__ write at /ws/course/labs/scan/scan.cu:27", c.details[0])
+        with env(GPULAB_COMPUTE_SANITIZER=str(self.tmp / "missing")):
+            sub = self.grade(GOOD)
+        c = self.stage(sub, "naive").checks["sanitizer"]
+        self.assertEqual(c.status, "not-run")
+        self.assertIn("GPULAB_COMPUTE_SANITIZER", c.fix)
+
+    def test_no_gpu(self):
+        with env(GPULAB_FAKE_GPU=None, GPULAB_NO_GPU="1"):
+            sub = self.grade(GOOD)
+        self.assertFalse(sub.gpu)
+        self.assertEqual(sub.points, 0)
+        self.assertEqual(exit_code_for(sub), 4)
+        self.assertTrue(all(c.status == "not-run" for s in sub.labs[0].stages for c in s.checks.values()))
+        self.assertIn("no GPU", report.console(sub))
+
+    def test_no_reference_means_performance_not_run(self):
+        self.course = make_course(self.tmp / "noref", reference=False)
+        sub = self.grade(GOOD)
+        c = self.stage(sub, "naive").checks["performance"]
+        self.assertEqual(c.status, "not-run")
+        self.assertIn("solutions/", c.summary)
+
+    def test_ignored_files_listed(self):
+        sub_dir = submission_dir(self.tmp, GOOD)
+        (sub_dir / "labs" / "scan" / "rubric.toml").write_text("points = 1000")
+        (sub_dir / "notes.txt").write_text("x")
+        sub = fake_grader(self.course, self.tmp).grade(sub_dir, self.tmp / "out")
+        self.assertIn("labs/scan/rubric.toml", sub.ignored)
+        self.assertIn("notes.txt", sub.ignored)
+        self.assertEqual(sub.points, sub.max_points)
+
+    def test_outputs(self):
+        with env(FAKE_SANITIZER_MEMCHECK=str(FIXTURES / "memcheck-oob-synthetic.log")):
+            sub = self.grade({"naive": {"status": "pass", "fail_n": [1025, 33]}, "shared": GOOD["shared"]})
+        out = self.tmp / "out"
+        report.write_all(sub, out)
+        rj = json.loads((out / "results.json").read_text())
+        self.assertEqual(set(rj), {"score", "execution_time", "output", "tests", "leaderboard"})
+        for t in rj["tests"]:
+            self.assertEqual(set(t), {"name", "score", "max_score", "status", "output", "visibility", "tags"})
+            self.assertIn(t["status"], ("passed", "failed"))
+        self.assertAlmostEqual(sum(t["score"] for t in rj["tests"]), rj["score"], places=1)
+        self.assertEqual(rj["leaderboard"][0]["name"], "scan shared (ms)")
+        self.assertNotIn("n=33", json.dumps(rj))                  # hidden case parameters stay hidden
+        md = (out / "report.md").read_text()
+        for want in ("# gpulab grade: alice", "failing cases", "first mismatch at index 7", "window",
+                     "compute-sanitizer", "scan.cu:27", "### Timing", "hidden `n=33"):
+            self.assertIn(want, md)
+        text = report.console(sub)
+        self.assertIn("total:", text)
+        self.assertIn("FINDINGS", text)
+
+
+class CaseOutcomeTest(unittest.TestCase):
+    CASE = Case(Size(1025), "uniform", 1)
+
+    def doc(self, status="pass", n=1025):
+        return json.dumps({"problem": {"n": n, "seed": 1, "distribution": "uniform"},
+                           "results": [{"stage": "naive", "status": status, "message": "m"}]})
+
+    def test_pass_needs_exit_zero_and_matching_problem(self):
+        self.assertEqual(case_outcome(Result([], 0, self.doc(), "", 0.1), "naive", self.CASE).status, "pass")
+        self.assertEqual(case_outcome(Result([], 1, self.doc(), "", 0.1), "naive", self.CASE).status, "error")
+        self.assertEqual(case_outcome(Result([], 0, self.doc(n=1), "", 0.1), "naive", self.CASE).status, "error")
+        self.assertEqual(case_outcome(Result([], 0, "", "", 0.1), "naive", self.CASE).status, "error")
+
+    def test_json_after_student_prints(self):
+        text = "student says hi\n{not json\n" + self.doc()
+        self.assertEqual(parse_runner_json(text)["results"][0]["status"], "pass")
+
+
+class ForbiddenTest(unittest.TestCase):
+    def test_includes(self):
+        ok = b'#include "scan.cuh"\n#include <cub/cub.cuh>\n#include "gpulab/lab.hpp"\n'
+        self.assertEqual(forbidden_constructs("scan.cu", ok), [])
+        for bad in (b'#include "../../solutions/scan/scan.cu"\n', b'#include "/autograder/source/solutions/scan/scan.cu"\n',
+                    b'#define P "x"\n#include P\n', b'asm(".incbin \\"/etc/passwd\\"");\n', b'#embed "rubric.toml"\n',
+                    b'# include <../../autograder/hidden/scan.toml>\n', b'#inc\\\nlude "../x"\n'):
+            with self.subTest(bad=bad):
+                self.assertTrue(forbidden_constructs("scan.cu", bad))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,78 @@
+"""Rubric parsing: sizes, defaults, hidden cases, and a clear error for every kind of mistake."""
+
+import unittest
+from pathlib import Path
+
+from gpulab.errors import GpulabError
+from gpulab.rubric import load_rubric, parse_rubric
+from tests.helpers import HIDDEN, RUBRIC
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class RubricTest(unittest.TestCase):
+    def test_example_rubric(self):
+        r = parse_rubric(RUBRIC, "rubric.toml", HIDDEN)
+        self.assertEqual(r.lab, "scan")
+        self.assertEqual(r.student_files, ("scan.cu",))
+        self.assertEqual([s.id for s in r.stages], ["naive", "shared"])
+        self.assertEqual(r.max_points, 15 + 19)
+        self.assertEqual(r.performance.size.arg, "65536")
+        self.assertEqual(r.performance.full_credit_ratio, 1.2)
+        self.assertEqual(len(r.cases), 3)
+        self.assertTrue(r.cases[2].hidden)
+        self.assertEqual(r.cases[1].distribution, "sorted")
+        self.assertEqual(r.case_timeout, 2)
+        self.assertEqual(r.cases[0].runner_args(), ["--n", "1025", "--seed", "1", "--dist", "uniform"])
+
+    def test_2d_sizes_rows_cols_and_string(self):
+        text = RUBRIC.replace("n = 65536\nfull", 'rows = 8192\ncols = 4096\nfull').replace(
+            "[sanitizers]\nn = 4099", '[sanitizers]\nn = "100x67"')
+        r = parse_rubric(text)
+        self.assertEqual(r.performance.size.arg, "8192x4096")
+        self.assertEqual(r.performance.size.n, 8192 * 4096)
+        self.assertEqual(r.sanitizer_size.arg, "100x67")
+
+    def test_distribution_underscore_accepted(self):
+        r = parse_rubric(RUBRIC.replace('"sorted"', '"small_range"'))
+        self.assertEqual(r.cases[1].distribution, "small-range")
+
+    def test_case_params_and_stage_filter(self):
+        r = parse_rubric(RUBRIC + '\n[[case]]\nn = 77\nstages = ["shared"]\nparams = { block = 128 }\n')
+        extra = r.cases[-1]
+        self.assertEqual(extra.runner_args()[-2:], ["--param", "block=128"])
+        self.assertEqual(len(r.cases_for("naive")), 2)
+        self.assertEqual(len(r.cases_for("shared")), 3)
+
+    def assertRubricError(self, text, *words, hidden=None):
+        with self.assertRaises(GpulabError) as cm:
+            parse_rubric(text, "labs/scan/rubric.toml", hidden)
+        msg = str(cm.exception)
+        self.assertIn("labs/scan/rubric.toml", msg) if hidden is None else None
+        for w in words:
+            self.assertIn(w, msg)
+
+    def test_errors_are_clear(self):
+        self.assertRubricError(RUBRIC.replace("correctness = 10\nsanitizer = 2\nperformance",
+                                              "corectness = 10\nsanitizer = 2\nperformance", 1), "corectness")
+        self.assertRubricError(RUBRIC.replace("seed = 1", 'seed = "one"'), "case[0].seed", "integer")
+        self.assertRubricError(RUBRIC.replace('id = "shared"', 'id = "naive"'), "listed twice")
+        self.assertRubricError(RUBRIC.replace("[conflicts]\nn = 65536", "[conflicts]"), "conflict_free", "[conflicts]")
+        self.assertRubricError(RUBRIC.replace('"sorted"', '"sortd"'), "distribution")
+        self.assertRubricError(RUBRIC + "\n[[case]]\nn = 0\n", "positive")
+        self.assertRubricError(RUBRIC + "\n[[case]]\nn = 3\nstages = [\"nope\"]\n", "nope")
+        self.assertRubricError("lab = ", "invalid TOML")
+        self.assertRubricError(RUBRIC.replace('["scan.cu"]', '["../x.cu"]'), "student_files")
+        self.assertRubricError(RUBRIC, "hidden", hidden='lab = "transpose"')
+
+    def test_repository_rubrics_parse(self):
+        for path in sorted((REPO / "labs").glob("*/rubric.toml")):
+            with self.subTest(lab=path.parent.name):
+                hidden = REPO / "autograder" / "hidden" / f"{path.parent.name}.toml"
+                r = load_rubric(path, hidden)
+                self.assertEqual(r.lab, path.parent.name)
+                self.assertGreater(r.max_points, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()

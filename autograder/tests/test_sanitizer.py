@@ -1,0 +1,67 @@
+"""compute-sanitizer log parsing and verdicts."""
+
+import unittest
+
+from gpulab import proc, sanitizer
+from tests.helpers import FIXTURES
+
+
+def res(code: int = 0, timed_out: bool = False) -> proc.Result:
+    return proc.Result(["compute-sanitizer"], code, "", "", 1.0, timed_out)
+
+
+class SanitizerTest(unittest.TestCase):
+    def test_memcheck_out_of_bounds(self):
+        text = (FIXTURES / "memcheck-oob-synthetic.log").read_text()
+        findings, errors = sanitizer.parse_log(text)
+        self.assertEqual(errors, 2)
+        first = findings[0]
+        self.assertEqual(first.kind, "Invalid __global__ write")
+        self.assertEqual((first.file, first.line), ("/ws/course/labs/scan/scan.cu", 27))
+        self.assertIn("out of bounds", first.excerpt)
+        self.assertNotIn("Host Frame", first.excerpt)
+        self.assertTrue(findings[1].kind.startswith("CUDA API error"))
+        rep = sanitizer.verdict("memcheck", "naive", text, res(9))
+        self.assertTrue(rep.ran)
+        self.assertFalse(rep.clean)
+
+    def test_racecheck(self):
+        text = (FIXTURES / "racecheck-race-synthetic.log").read_text()
+        findings, errors = sanitizer.parse_log(text)
+        self.assertEqual(errors, 1)
+        self.assertEqual(findings[0].kind, "race: Write-Read")
+        self.assertEqual(findings[0].line, 42)
+        self.assertFalse(sanitizer.verdict("racecheck", "shared", text, res(9)).clean)
+
+    def test_clean(self):
+        text = (FIXTURES / "memcheck-clean-synthetic.log").read_text()
+        rep = sanitizer.verdict("memcheck", "naive", text, res(0))
+        self.assertTrue(rep.ran and rep.clean)
+        # The program failing its own check (exit 1) is not a sanitizer finding.
+        self.assertTrue(sanitizer.verdict("memcheck", "naive", text, res(1)).clean)
+
+    def test_no_summary_is_not_run(self):
+        rep = sanitizer.verdict("memcheck", "naive", "", res(1))
+        self.assertFalse(rep.ran)
+        self.assertIn("no summary", rep.reason)
+
+    def test_timeout_is_a_finding(self):
+        rep = sanitizer.verdict("racecheck", "naive", "========= COMPUTE-SANITIZER\n", res(-9, True))
+        self.assertFalse(rep.clean)
+        self.assertEqual(rep.findings[-1].kind, "timeout")
+
+    def test_real_captures(self):
+        for path in sorted(FIXTURES.glob("*check-*-real*.log")):
+            with self.subTest(path=path.name):
+                findings, errors = sanitizer.parse_log(path.read_text())
+                self.assertIsNotNone(errors, "a real log has a summary line")
+                if "clean" in path.name:
+                    self.assertEqual(errors, 0)
+                    self.assertEqual([f for f in findings if f.severity == "error"], [])
+                else:
+                    self.assertGreater(errors, 0)
+                    self.assertTrue(any(f.file and f.line for f in findings), "a finding names file:line")
+
+
+if __name__ == "__main__":
+    unittest.main()
