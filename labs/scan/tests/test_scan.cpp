@@ -1,0 +1,330 @@
+// Visible tests of the scan lab. [cpu] cases run everywhere (CI has no GPU); [gpu] cases need a GPU.
+// Run one stage's tests:  ./build/default/labs/scan/test-scan-student "[naive]"
+#include <algorithm>
+#include <iostream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "gpulab/testing.hpp"
+#include "scan.cuh"
+#include "scan_model.hpp"
+
+namespace {
+
+using gpulab::Distribution;
+using gpulab::Problem;
+using gpulab::StageStatus;
+using gpulab::testing::problem;
+
+// Like GPULAB_REQUIRE_PASS, but keeps going: one run reports every failing size.
+#define SCAN_CHECK_PASS(stage_id, problem_expr)                                                 \
+  do {                                                                                          \
+    const Problem scan_problem_ = (problem_expr);                                              \
+    const auto scan_result_ = gpulab::testing::check((stage_id), scan_problem_);               \
+    INFO("stage " << (stage_id) << " on " << scan_problem_.describe() << ": "                  \
+                  << gpulab::to_string(scan_result_.status) << " " << scan_result_.message);     \
+    CHECK(scan_result_.status == StageStatus::pass);                                            \
+  } while (0)
+
+Problem with_params(Problem p, std::initializer_list<std::pair<const char*, long long>> params) {
+  for (const auto& [k, v] : params) p.params[k] = v;
+  return p;
+}
+
+const std::vector<Distribution> kDistributions{Distribution::uniform, Distribution::small_range,
+                                               Distribution::full_range};
+
+// 0, 1, 31, 32, 33, 1023, 1025, 2^k and 2^k - 3 for k = 10..18, x three distributions.
+void check_edge_sizes(const std::string& stage, std::initializer_list<std::pair<const char*, long long>> params = {}) {
+  for (auto d : kDistributions)
+    for (std::size_t n : gpulab::edge_sizes(10, 18)) SCAN_CHECK_PASS(stage, with_params(problem(n, d, 7), params));
+}
+
+// One case of at least 2^24 elements (not a power of two): the recursion's third level, many tiles.
+void check_large(const std::string& stage, std::initializer_list<std::pair<const char*, long long>> params = {}) {
+  SCAN_CHECK_PASS(stage, with_params(problem((std::size_t{1} << 24) + 5, Distribution::uniform, 3), params));
+}
+
+}  // namespace
+
+// ================================== [cpu]: the harness's own CPU code ==================================
+
+TEST_CASE("reference scan: a hand example and wrap-around modulo 2^32", "[cpu][harness]") {
+  const std::vector<int> in{3, 1, 4, 1, 5};
+  CHECK(scan::model::exclusive_scan_reference(in) == std::vector<int>{0, 3, 4, 8, 9});
+  const std::vector<int> big{2147483647, 1, 5};
+  CHECK(scan::model::exclusive_scan_reference(big) == std::vector<int>{0, 2147483647, -2147483647 - 1});
+  CHECK(scan::model::exclusive_scan_reference(std::vector<int>{}).empty());
+}
+
+TEST_CASE("colored reference: each color keeps its own running sum", "[cpu][harness]") {
+  const std::vector<int> values{5, 7, 1, 2, 10};
+  const std::vector<std::uint8_t> colors{0, 1, 0, 1, 0};
+  CHECK(scan::model::colored_scan_reference(values, colors) == std::vector<int>{0, 0, 5, 7, 6});
+}
+
+TEST_CASE("colored input: colors in range, values independent of d", "[cpu][harness]") {
+  for (int d : {1, 2, 16}) {
+    const auto c = scan::model::color_input(5000, 9, d);
+    CHECK(*std::max_element(c.begin(), c.end()) == d - 1);
+  }
+  CHECK(scan::model::scan_input(Distribution::uniform, 100, 4) == scan::model::scan_input(Distribution::uniform, 100, 4));
+}
+
+TEST_CASE("compaction input: the zero percentage is honoured", "[cpu][harness]") {
+  const auto none = scan::model::compaction_input(Distribution::full_range, 10000, 2, 0);
+  CHECK(std::count(none.begin(), none.end(), 0) == 0);
+  const auto all = scan::model::compaction_input(Distribution::uniform, 10000, 2, 100);
+  CHECK(std::count(all.begin(), all.end(), 0) == 10000);
+  const auto some = scan::model::compaction_input(Distribution::uniform, 100000, 2, 25);
+  const auto zeros = std::count(some.begin(), some.end(), 0);
+  CHECK(zeros > 23000);
+  CHECK(zeros < 27000);
+  CHECK(scan::model::compact_reference(std::vector<int>{0, 4, 0, 0, 2, 9, 0}) == std::vector<int>{4, 2, 9});
+}
+
+TEST_CASE("workspace: take() hands out aligned pieces and refuses to overflow", "[cpu][harness]") {
+  std::vector<int> storage(100);
+  scan::ScanWorkspace ws;
+  ws.temp = storage.data();
+  ws.temp_ints = storage.size();
+  CHECK(ws.take(3) == ws.temp);
+  CHECK(ws.take(5) == ws.temp + 4);  // rounded up to 16 bytes
+  CHECK(ws.used_ints == 9);
+  CHECK_THROWS_AS(ws.take(95), std::length_error);
+  ws.reset();
+  CHECK(ws.used_ints == 0);
+  CHECK(scan::scan_workspace_ints(1000) == 4000 + (1u << 20));
+}
+
+TEST_CASE("bad parameters are a usage error that names the parameter", "[cpu][harness]") {
+  const auto r = gpulab::testing::check("cpu-compact", with_params(problem(100), {{"zeros", 101}}));
+  CHECK(r.status == StageStatus::error);
+  CHECK(r.message.find("zeros") != std::string::npos);
+  const gpulab::Stage* shared = gpulab::testing::lab().find_stage("shared");
+  REQUIRE(shared);
+  CHECK_THROWS_AS(shared->predicted_launches(with_params(problem(100), {{"block", 100}})), gpulab::UsageError);
+}
+
+TEST_CASE("the model's launch counts", "[cpu][harness]") {
+  auto predicted = [](const char* id, std::size_t n, long long block = 256) {
+    return *gpulab::testing::lab().find_stage(id)->predicted_launches(with_params(problem(n), {{"block", block}}));
+  };
+  CHECK(predicted("naive", 0) == 0);
+  CHECK(predicted("naive", 1) == 1);
+  CHECK(predicted("naive", 1025) == 11);
+  CHECK(predicted("work-efficient", 1 << 20) == 40);
+  CHECK(predicted("shared", 512) == 1);           // one block of 2 x 256
+  CHECK(predicted("shared", 513) == 3);           // two blocks, their sums, add-back
+  CHECK(predicted("shared", 1 << 28) == 7);       // 2^28 -> 2^19 -> 2^10 -> 2: four levels
+  CHECK(predicted("three-round", 5) == 3);
+  CHECK(predicted("single-pass", 1 << 28) == 1);
+}
+
+// ---- the bank model of the shared-memory patterns (README, "The bank-matrix view") ----------------
+
+TEST_CASE("bank model: the unpadded tree scan conflicts, more for larger blocks", "[cpu][bank-model]") {
+  using scan::model::TreeLayout;
+  long previous = 0;
+  for (int block = 32; block <= 1024; block *= 2) {
+    const auto s = scan::model::summarize(scan::model::tree_scan_requests(block, TreeLayout::plain));
+    INFO("block " << block);
+    CHECK(s.excess() > previous);
+    previous = s.excess();
+  }
+  // Stride-16 pairs of 32 lanes: words 32 apart for every lane pair t, t + 1: 16-way at block 256.
+  CHECK(scan::model::summarize(scan::model::tree_scan_requests(256, TreeLayout::plain)).max_way == 16);
+}
+
+TEST_CASE("bank model: the padded tree scan is conflict-free for every block size", "[cpu][bank-model]") {
+  for (int block = 32; block <= 1024; block *= 2) {
+    const auto s = scan::model::summarize(scan::model::tree_scan_requests(block, scan::model::TreeLayout::padded));
+    INFO("block " << block);
+    CHECK(s.excess() == 0);
+    CHECK(s.max_way == 1);
+  }
+}
+
+TEST_CASE("bank model: one pad per 32 words is not enough for 1024 threads", "[cpu][bank-model]") {
+  // i + i/32 alone leaves the stride-32 level of a 1024-thread block 2-way: the i/1024 term fixes it.
+  const auto requests = scan::model::tree_scan_requests(1024, scan::model::TreeLayout::plain);
+  int worst = 0;
+  for (const auto& r : requests) {
+    gpulab::WarpAccess a = r.access;
+    for (auto& byte : a.byte_address)
+      if (byte) {
+        const std::uint32_t i = *byte / 4;
+        byte = (i + (i >> 5)) * 4;
+      }
+    worst = std::max(worst, gpulab::analyze_bank_conflicts(a).max_way);
+  }
+  CHECK(worst == 2);
+}
+
+TEST_CASE("bank model: seed 003's offset macro pads nothing", "[cpu][bank-model]") {
+  using scan::model::TreeLayout;
+  for (std::uint32_t i : {0u, 31u, 32u, 33u, 1023u, 1024u, 2047u})
+    CHECK(scan::model::seed003_offset_as_parsed(i) == 0);
+  CHECK(scan::model::intended_offset(1024) == 33);
+  CHECK(scan::model::intended_offset(31) == 0);
+  const auto macro = scan::model::summarize(scan::model::tree_scan_requests(512, TreeLayout::seed003_macro));
+  const auto plain = scan::model::summarize(scan::model::tree_scan_requests(512, TreeLayout::plain));
+  CHECK(macro.wavefronts == plain.wavefronts);
+}
+
+TEST_CASE("bank model: colored offsets, direct d-way and transposed conflict-free", "[cpu][bank-model]") {
+  for (int d = 1; d <= scan::kMaxColors; ++d) {
+    INFO("d = " << d);
+    const auto direct = scan::model::summarize(scan::model::colored_offset_requests(d, false));
+    CHECK(direct.max_way == d);
+    CHECK(direct.worst_excess == d - 1);
+    CHECK(direct.excess() == 32L * (d - 1));
+    const auto free = scan::model::summarize(scan::model::colored_offset_requests(d, true));
+    CHECK(free.excess() == 0);
+  }
+  CHECK(scan::model::summarize(scan::model::colored_page_requests()).excess() == 0);
+}
+
+TEST_CASE("bank model: the alpha x (b+1) load against seed 004's bound", "[cpu][bank-model]") {
+  for (int alpha = 1; alpha <= 32; ++alpha) {
+    INFO("alpha = " << alpha);
+    const int way = scan::model::summarize(scan::model::alpha_load_requests(alpha)).max_way;
+    const int bound = scan::model::alpha_conflict_bound(alpha);
+    // The bound is exact except where ceil(32 / alpha) columns straddle rows unevenly (7, 11).
+    if (alpha == 7 || alpha == 11) CHECK(way == bound + 1);
+    else CHECK(way == bound);
+  }
+}
+
+// Prints the drawings the handout shows: test-scan-reference "[.bank-matrix]"
+TEST_CASE("draw the bank matrices of the handout", "[.bank-matrix]") {
+  using scan::model::TreeLayout;
+  auto find = [](const std::vector<scan::model::Request>& rs, const std::string& step) {
+    for (const auto& r : rs)
+      if (r.step == step) return r;
+    FAIL("no request " << step);
+    return rs.front();
+  };
+  for (auto layout : {TreeLayout::plain, TreeLayout::padded}) {
+    const auto rs = scan::model::tree_scan_requests(256, layout);
+    for (const char* step : {"up-sweep stride 2 left warp 0", "up-sweep stride 16 left warp 0"})
+      std::cout << "== tree scan, " << scan::model::to_string(layout) << ", block 256, " << step << "\n"
+                << gpulab::draw_bank_matrix(find(rs, step).access, 8) << "\n";
+  }
+  std::cout << "== colored offsets direct, d = 8, j = 0\n"
+            << gpulab::draw_bank_matrix(scan::model::colored_offset_requests(8, false).front().access, 8) << "\n";
+  std::cout << "== colored offsets conflict-free, d = 8, walk trans j = 0\n"
+            << gpulab::draw_bank_matrix(find(scan::model::colored_offset_requests(8, true), "walk trans j=0").access, 8)
+            << "\n";
+}
+
+// ================================== [cpu]: the CPU stages ==================================
+
+TEST_CASE("cpu: exclusive scan on edge sizes", "[cpu][stage-cpu]") {
+  check_edge_sizes("cpu");
+  check_edge_sizes("cpu-reference");
+}
+
+TEST_CASE("cpu-compact and cpu-compact-scan: all zero, no zero, random", "[cpu][cpu-compact][cpu-compact-scan]") {
+  for (const char* stage : {"cpu-compact", "cpu-compact-scan"})
+    for (long long zeros : {0LL, 25LL, 100LL})
+      for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{33}, std::size_t{1025}, std::size_t{100003}})
+        SCAN_CHECK_PASS(stage, with_params(problem(n, Distribution::uniform, 5), {{"zeros", zeros}}));
+}
+
+// ================================== [gpu]: every GPU stage ==================================
+
+TEST_CASE("naive", "[gpu][naive]") {
+  check_edge_sizes("naive");
+  check_large("naive");
+  SCAN_CHECK_PASS("naive", with_params(problem(100003), {{"block", 32}}));
+}
+
+TEST_CASE("work-efficient", "[gpu][work-efficient]") {
+  check_edge_sizes("work-efficient");
+  check_large("work-efficient");
+}
+
+TEST_CASE("work-efficient-compact-threads", "[gpu][work-efficient-compact-threads]") {
+  check_edge_sizes("work-efficient-compact-threads");
+  check_large("work-efficient-compact-threads");
+  SCAN_CHECK_PASS("work-efficient-compact-threads", with_params(problem(100003), {{"block", 1024}}));
+}
+
+TEST_CASE("shared", "[gpu][shared]") {
+  check_edge_sizes("shared");
+  check_large("shared");
+  for (long long block : {32LL, 1024LL}) {
+    SCAN_CHECK_PASS("shared", with_params(problem(2049), {{"block", block}}));
+    SCAN_CHECK_PASS("shared", with_params(problem(1000003), {{"block", block}}));
+  }
+}
+
+TEST_CASE("shared-conflict-free", "[gpu][shared-conflict-free]") {
+  check_edge_sizes("shared-conflict-free");
+  check_large("shared-conflict-free");
+  for (long long block : {32LL, 1024LL}) {
+    SCAN_CHECK_PASS("shared-conflict-free", with_params(problem(2049), {{"block", block}}));
+    SCAN_CHECK_PASS("shared-conflict-free", with_params(problem(1000003), {{"block", block}}));
+  }
+}
+
+TEST_CASE("three-round", "[gpu][three-round]") {
+  check_edge_sizes("three-round");
+  check_large("three-round");
+  for (long long block : {32LL, 128LL, 1024LL}) SCAN_CHECK_PASS("three-round", with_params(problem(1000003), {{"block", block}}));
+}
+
+TEST_CASE("alpha-matrix", "[gpu][alpha-matrix]") {
+  check_edge_sizes("alpha-matrix");
+  check_large("alpha-matrix");
+  for (long long alpha : {1LL, 7LL, 18LL, 32LL}) {
+    SCAN_CHECK_PASS("alpha-matrix", with_params(problem(33), {{"alpha", alpha}}));
+    SCAN_CHECK_PASS("alpha-matrix", with_params(problem(1000003), {{"alpha", alpha}}));
+  }
+}
+
+TEST_CASE("colored-direct and colored-conflict-free on d = 1, 2, 16", "[gpu][colored-direct][colored-conflict-free]") {
+  for (const char* stage : {"colored-direct", "colored-conflict-free"}) {
+    check_edge_sizes(stage);
+    check_large(stage);
+    for (long long d : {1LL, 2LL, 16LL})
+      for (std::size_t n : {std::size_t{1}, std::size_t{1023}, std::size_t{1025}, std::size_t{65536}, std::size_t{1000003}})
+        SCAN_CHECK_PASS(stage, with_params(problem(n, Distribution::uniform, 11), {{"colors", d}}));
+  }
+}
+
+TEST_CASE("compact: all zero, no zero, random", "[gpu][compact]") {
+  for (long long zeros : {0LL, 25LL, 100LL})
+    for (std::size_t n : gpulab::edge_sizes(10, 18))
+      SCAN_CHECK_PASS("compact", with_params(problem(n, Distribution::uniform, 5), {{"zeros", zeros}}));
+  check_large("compact");
+}
+
+TEST_CASE("single-pass", "[gpu][single-pass]") {
+  check_edge_sizes("single-pass");
+  check_large("single-pass");
+  for (long long block : {32LL, 128LL, 1024LL}) SCAN_CHECK_PASS("single-pass", with_params(problem(1000003), {{"block", block}}));
+}
+
+TEST_CASE("baselines: cub, thrust, cub-compact", "[gpu][baselines]") {
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1025}, std::size_t{1} << 20}) {
+    SCAN_CHECK_PASS("cub", problem(n));
+    SCAN_CHECK_PASS("thrust", problem(n));
+    SCAN_CHECK_PASS("cub-compact", problem(n));
+  }
+}
+
+TEST_CASE("experiments run in quick mode", "[gpu][experiments]") {
+  gpulab::ExperimentContext ctx;
+  ctx.base = problem(std::size_t{1} << 16);
+  ctx.quick = true;
+  ctx.measure.repetitions = 2;
+  ctx.measure.warmup = 1;
+  for (const auto& e : gpulab::testing::lab().experiments) {
+    INFO("experiment " << e.id);
+    const gpulab::Table t = e.run(ctx);
+    CHECK(!t.rows().empty());
+  }
+}
