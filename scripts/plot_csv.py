@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""plot_csv.py: line plots from a CSV table (an experiment's --csv output), one line per group.
+
+Uses Debian's python3-matplotlib (`apt-get install -y python3-matplotlib`; run with /usr/bin/python3).
+
+Examples
+  # GB/s against n, one line per stage, log2 x axis, PNG and SVG
+  scripts/plot_csv.py labs/scan/results/size-sweep.csv --x n --y gbps --group stage --logx \\
+      --title "scan on H100" --ylabel "GB/s (8n bytes)" --out slides/img/scan-size.png --out slides/img/scan-size.svg
+  # two quantities side by side on twin y axes (alpha sweep: bandwidth and occupancy)
+  scripts/plot_csv.py alpha-sweep.csv --x alpha --y gbps --y2 occupancy --out alpha.png
+  # only some rows
+  scripts/plot_csv.py size-sweep.csv --x n --y median_ms --group stage --where status=pass \\
+      --only stage=naive,shared,cub --logx --logy --out t.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import sys
+from collections import OrderedDict
+from pathlib import Path
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("csv", type=Path, help="input CSV with a header row")
+    p.add_argument("--x", required=True, help="column for the x axis (numeric)")
+    p.add_argument("--y", required=True, action="append", help="column(s) for the y axis (repeatable)")
+    p.add_argument("--y2", action="append", default=[], help="column(s) on a second y axis at the right")
+    p.add_argument("--group", help="column whose values make one line each (e.g. stage)")
+    p.add_argument("--where", action="append", default=[], metavar="COL=VALUE",
+                   help="keep rows where COL equals VALUE (repeatable; all must hold)")
+    p.add_argument("--only", action="append", default=[], metavar="COL=V1,V2",
+                   help="keep rows whose COL is one of the listed values, in that order in the legend")
+    p.add_argument("--logx", action="store_true", help="log2 x axis (labels 2^k)")
+    p.add_argument("--logy", action="store_true", help="log10 y axis")
+    p.add_argument("--title", default="")
+    p.add_argument("--xlabel")
+    p.add_argument("--ylabel")
+    p.add_argument("--y2label")
+    p.add_argument("--hline", action="append", default=[], metavar="VALUE[:LABEL]",
+                   help="a horizontal reference line (e.g. the copy roof)")
+    p.add_argument("--size", default="8x4.5", help="figure size in inches, WxH")
+    p.add_argument("--out", action="append", required=True, type=Path,
+                   help="output file(s); the extension picks the format (.png, .svg, .pdf)")
+    return p.parse_args(argv)
+
+
+def number(text: str) -> float | None:
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames is None:
+            raise SystemExit(f"plot_csv: {path} is empty")
+        return list(reader.fieldnames), list(reader)
+
+
+def filter_rows(rows: list[dict[str, str]], where: list[str], only: list[str]) -> tuple[list[dict[str, str]], dict[str, list[str]]]:
+    order: dict[str, list[str]] = {}
+    for cond in where:
+        key, _, value = cond.partition("=")
+        rows = [r for r in rows if r.get(key) == value]
+    for cond in only:
+        key, _, values = cond.partition("=")
+        allowed = values.split(",")
+        order[key] = allowed
+        rows = [r for r in rows if r.get(key) in allowed]
+    return rows, order
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    import matplotlib  # noqa: PLC0415 (imported late: --help works without it)
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.ticker import FuncFormatter  # noqa: PLC0415
+
+    columns, rows = read_rows(args.csv)
+    for col in [args.x, *args.y, *args.y2] + ([args.group] if args.group else []):
+        if col not in columns:
+            raise SystemExit(f"plot_csv: {args.csv} has no column {col!r}; columns: {', '.join(columns)}")
+    rows, order = filter_rows(rows, args.where, args.only)
+    if not rows:
+        raise SystemExit("plot_csv: no rows left after --where/--only")
+
+    groups: "OrderedDict[str, list[dict[str, str]]]" = OrderedDict()
+    for r in rows:
+        groups.setdefault(r[args.group] if args.group else "", []).append(r)
+    if args.group and args.group in order:
+        groups = OrderedDict((g, groups[g]) for g in order[args.group] if g in groups)
+
+    w, _, h = args.size.partition("x")
+    fig, ax = plt.subplots(figsize=(float(w), float(h)))
+    ax2 = ax.twinx() if args.y2 else None
+    markers = "osD^v<>pPX*h"
+    lines = []
+    for gi, (name, members) in enumerate(groups.items()):
+        for axis, ycols, style in ((ax, args.y, "-"), (ax2, args.y2, "--")):
+            for yi, ycol in enumerate(ycols):
+                pts = sorted((number(r[args.x]), number(r[ycol])) for r in members)
+                pts = [(x, y) for x, y in pts if x is not None and y is not None]
+                if not pts:
+                    continue
+                label = " ".join(s for s in (name, ycol if len(args.y) + len(args.y2) > 1 else "") if s)
+                (line,) = axis.plot([p[0] for p in pts], [p[1] for p in pts], style,
+                                    marker=markers[(gi + yi) % len(markers)], markersize=4, label=label or ycol)
+                lines.append(line)
+    for spec in args.hline:
+        value, _, label = spec.partition(":")
+        lines.append(ax.axhline(float(value), color="grey", linestyle=":", label=label or None))
+
+    if args.logx:
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"$2^{{{int(round(math.log2(v)))}}}$" if v > 0 else ""))
+    if args.logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(args.xlabel or args.x)
+    ax.set_ylabel(args.ylabel or ", ".join(args.y))
+    if ax2 is not None:
+        ax2.set_ylabel(args.y2label or ", ".join(args.y2))
+    ax.set_title(args.title)
+    ax.grid(True, alpha=0.3)
+    labelled = [l for l in lines if l.get_label() and not l.get_label().startswith("_")]
+    if labelled:
+        ax.legend(labelled, [l.get_label() for l in labelled], fontsize=8, ncol=2 if len(labelled) > 8 else 1)
+    fig.tight_layout()
+    for out in args.out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, dpi=130)
+        print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
