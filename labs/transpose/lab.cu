@@ -251,7 +251,7 @@ Table vector_width(const ExperimentContext& ctx) {
 }
 
 std::string memory_level(std::size_t footprint, std::size_t l2) {
-  if (footprint <= (std::size_t{192} << 10)) return "L1";
+  if (footprint <= (std::size_t{256} << 10)) return "L1";
   if (footprint <= l2 / 2) return "L2";
   if (footprint <= 2 * l2) return "L2/DRAM";
   return "DRAM";
