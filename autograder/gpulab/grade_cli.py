@@ -30,6 +30,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--work", metavar="DIR", help="grading workspace (default: <build>/grading)")
     g.add_argument("--jobs", type=int, default=1, help="--batch: parallel builds (GPU work stays serial)")
     g.add_argument("--force", action="store_true", help="--batch: regrade submissions already graded")
+    g.add_argument("--stage", action="append", metavar="ID",
+                   help="grade only this stage (repeatable): a partial grade, the others are left out")
     g.add_argument("--no-hidden", action="store_true", help="only the visible cases (student self-check)")
     g.add_argument("--no-sanitizers", action="store_true", help="skip compute-sanitizer (reported as not run)")
     g.add_argument("--no-conflicts", action="store_true", help="skip Nsight Compute (reported as not run)")
@@ -66,7 +68,7 @@ def _make_grader(course: Course, args: argparse.Namespace):
     log = (lambda m: None) if args.quiet else (lambda m: print(f"  .. {m}", file=sys.stderr, flush=True))
     opts = Options(sanitizers=not args.no_sanitizers, conflicts=not args.no_conflicts,
                    performance=not args.no_performance, hidden=not args.no_hidden, sandbox=not args.no_sandbox,
-                   log=log)
+                   stages=set(args.stage) if args.stage else None, log=log)
     build = course.require_build()
     work = Path(args.work) if args.work else build / "grading"
     if args.jobs < 1:

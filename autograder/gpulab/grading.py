@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import shutil
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
@@ -37,6 +39,9 @@ class Options:
     performance: bool = True
     hidden: bool = True
     sandbox: bool = True
+    stages: set[str] | None = None    # grade only these stages (partial grade: the others are left out)
+    parallel: int = 0                 # concurrent correctness processes (0: min(8, CPUs))
+    case_timeout: float | None = None # overrides the rubric's [limits] case_timeout
     log: Callable[[str], None] = lambda msg: None
 
 
@@ -77,14 +82,14 @@ def problem_matches(doc: dict[str, Any], case: Case) -> bool:
     return p.get("n") == case.size.n and p.get("seed") == case.seed and dist == case.distribution
 
 
-def case_outcome(res: proc.Result, stage: str, case: Case) -> CaseResult:
+def case_outcome(res: proc.Result, stage: str, case: Case, doc: dict[str, Any] | None = None) -> CaseResult:
     """Turns one case's process into a verdict. The JSON must name this stage and problem, say
     pass, and the process must exit 0: anything else is not a pass."""
     cr = CaseResult(case.name, case.hidden, "error", seconds=res.seconds)
     if res.timed_out:
         cr.status, cr.message = "timeout", f"no result within {res.seconds:.0f} s (hang?)"
         return cr
-    doc = parse_runner_json(res.stdout)
+    doc = doc if doc is not None else parse_runner_json(res.stdout)
     r = stage_result(doc, stage)
     if res.returncode < 0:
         cr.status, cr.message = "crash", f"the runner was {res.describe_exit()}"
@@ -118,6 +123,7 @@ class Grader:
         self.sandbox = Sandbox.detect(options.sandbox)
         self.gpu = tools.gpu_present()
         self.device = self._device_name() if self.gpu else ""
+        self.parallel = options.parallel or max(1, min(8, os.cpu_count() or 1))
         self._lock = threading.Lock()
         self._rubrics: dict[str, Rubric] = {}
         self._refs: dict[str, Path | None] = {}
@@ -145,6 +151,12 @@ class Grader:
             if lab in self._refs:
                 return self._refs[lab]
             ref = None
+            existing = self.course.runner(lab, "reference")
+            if not self.gpu:
+                # Without a GPU nothing is timed: use a built reference for stage titles only, and
+                # do not start a build in the calling tree.
+                self._refs[lab] = existing if existing.is_file() else None
+                return self._refs[lab]
             if (self.course.source / "solutions" / lab).is_dir():
                 path = self.course.runner(lab, "reference")
                 res = proc.run(["cmake", "--build", str(self.build), "--target", path.name], timeout=900)
@@ -207,7 +219,11 @@ class Grader:
     def _grade_lab(self, lab: str, root: Path, found: submission.Found, out: Path) -> LabGrade:
         start = time.monotonic()
         rubric = self.rubric(lab)
-        lg = LabGrade(lab, max_points_rubric=rubric.max_points, missing=list(found.missing), notes=list(found.notes))
+        graded = [sp for sp in rubric.stages if self.options.stages is None or sp.id in self.options.stages]
+        lg = LabGrade(lab, max_points_rubric=sum(sp.total for sp in graded), missing=list(found.missing),
+                      notes=list(found.notes))
+        if self.options.stages is not None:
+            lg.notes.append("partial grade: only stages " + ", ".join(sp.id for sp in graded))
         lg.taken = {k: str(v) for k, v in found.files.items()}
         try:
             self._grade_lab_inner(lg, rubric, root, found, out)
@@ -250,46 +266,89 @@ class Grader:
     # -- the checks -------------------------------------------------------------------------
     def _grade_stages(self, lab: str, rubric: Rubric, runner: Path, logs: Path, ws_root: Path,
                       contents: dict[str, bytes]) -> list[StageGrade]:
+        """Every check of every graded stage. GPU work holds the GPU lock for the whole lab so
+        that no other grading job disturbs the timings; inside it, independent correctness and
+        sanitizer processes run in parallel (they are not timed)."""
         table = self.stage_table(lab, runner)
-        grades: list[StageGrade] = []
-        for sp in rubric.stages:
-            info = table.get(sp.id, {})
-            sg = StageGrade(sp.id, info.get("title", ""))
-            on_gpu = info.get("where", "gpu") == "gpu"
-            if sp.id not in table and table:
-                sg.checks["correctness"] = Check("correctness", FAIL, 0, sp.correctness,
-                                                 f"the runner has no stage {sp.id!r} (rubric error?)")
-                grades.append(sg)
-                continue
-            with gpulock.gpu_lock() if on_gpu else _nullcontext():
-                self.options.log(f"{lab}/{sp.id}: correctness")
-                self._correctness(sg, sp, rubric, runner, on_gpu)
-                if sp.sanitizer > 0:
-                    self.options.log(f"{lab}/{sp.id}: sanitizers")
-                    sg.checks["sanitizer"] = self._sanitizers(sg, sp.sanitizer, rubric, runner, logs, ws_root, on_gpu)
+        points = [sp for sp in rubric.stages if self.options.stages is None or sp.id in self.options.stages]
+        grades = {sp.id: StageGrade(sp.id, table.get(sp.id, {}).get("title", "")) for sp in points}
+        on_gpu = {sp.id: table.get(sp.id, {}).get("where", "gpu") == "gpu" for sp in points}
+        unknown = [sp for sp in points if table and sp.id not in table]
+        for sp in unknown:
+            grades[sp.id].checks["correctness"] = Check("correctness", FAIL, 0, sp.correctness,
+                                                        f"the runner has no stage {sp.id!r} (rubric error?)")
+        points = [sp for sp in points if sp not in unknown]
+        lock = gpulock.gpu_lock() if self.gpu and any(on_gpu.values()) else _nullcontext()
+        with lock:
+            self.options.log(f"{lab}: correctness ({len(rubric.cases)} cases x {len(points)} stages)")
+            cases = self._run_cases(points, rubric, runner, on_gpu)
+            for sp in points:
+                self._correctness(grades[sp.id], sp, rubric, cases.get(sp.id, []), on_gpu[sp.id])
+            self.options.log(f"{lab}: sanitizers")
+            self._sanitizers(points, grades, rubric, runner, logs, ws_root, on_gpu)
+            for sp in points:
                 if sp.conflict_free > 0:
-                    self.options.log(f"{lab}/{sp.id}: bank conflicts")
-                    sg.checks["conflict_free"] = self._conflicts(sg, sp.conflict_free, rubric, runner, logs, ws_root,
-                                                                 contents, lab)
-                if sp.performance > 0:
-                    self.options.log(f"{lab}/{sp.id}: performance")
-                    sg.checks["performance"] = self._performance(sg, sp.performance, rubric, runner, lab, on_gpu)
-            grades.append(sg)
-        return grades
+                    self.options.log(f"{lab}/{sp.id}: bank conflicts (ncu)")
+                    grades[sp.id].checks["conflict_free"] = self._conflicts(
+                        grades[sp.id], sp.conflict_free, rubric, runner, logs, ws_root, contents, lab)
+            self.options.log(f"{lab}: performance")
+            self._performance(points, grades, rubric, runner, lab, on_gpu)
+        order = {sp.id: i for i, sp in enumerate(rubric.stages)}
+        return sorted(grades.values(), key=lambda g: order.get(g.id, 0))
 
-    def _correctness(self, sg: StageGrade, sp: Any, rubric: Rubric, runner: Path, on_gpu: bool) -> None:
-        cases = rubric.cases_for(sp.id)
-        for case in cases:
-            if on_gpu and not self.gpu:
-                sg.cases.append(CaseResult(case.name, case.hidden, "not-run", NO_GPU))
-                continue
-            argv = [str(runner), "run", "--stage", sp.id] + case.runner_args() + ["--no-time", "--format", "json"]
-            res = self.sandbox.run(argv, timeout=rubric.case_timeout)
-            sg.cases.append(case_outcome(res, sp.id, case))
+    # -- correctness: one process per case (all stages), per (stage, case) when that one fails --
+    def _run_cases(self, points: list[Any], rubric: Rubric, runner: Path,
+                   on_gpu: dict[str, bool]) -> dict[str, list[CaseResult]]:
+        jobs = []
+        out: dict[str, list[CaseResult | None]] = {sp.id: [] for sp in points}
+        for case in rubric.cases:
+            stages = [sp.id for sp in points if case.applies_to(sp.id)]
+            runnable = [s for s in stages if not (on_gpu[s] and not self.gpu)]
+            for s in stages:
+                out[s].append(None if s in runnable else CaseResult(case.name, case.hidden, "not-run", NO_GPU))
+            if runnable:
+                jobs.append((case, runnable))
+        with ThreadPoolExecutor(max_workers=self.parallel) as pool:
+            timeout = self.options.case_timeout or rubric.case_timeout
+            done = list(pool.map(lambda job: self._run_case(runner, job[0], job[1], timeout), jobs))
+        for (case, _), results in zip(jobs, done):
+            for s, cr in results.items():
+                slot = next(i for i, c in enumerate(out[s]) if c is None)
+                out[s][slot] = cr
+        return {s: [c for c in v if c is not None] for s, v in out.items()}
+
+    def _run_case(self, runner: Path, case: Case, stages: list[str], timeout: float) -> dict[str, CaseResult]:
+        """All stages of one case in one process; any stage whose result that process cannot be
+        trusted for (crash, hang, early exit, inconsistent exit status) is rerun on its own."""
+        argv = [str(runner), "run"]
+        for s in stages:
+            argv += ["--stage", s]
+        argv += case.runner_args() + ["--no-time", "--format", "json"]
+        res = self.sandbox.run(argv, timeout=timeout)
+        results: dict[str, CaseResult] = {}
+        if len(stages) == 1:
+            return {stages[0]: case_outcome(res, stages[0], case)}
+        doc = parse_runner_json(res.stdout)
+        rows = {s: stage_result(doc, s) for s in stages}
+        trusted = (doc is not None and not res.timed_out and res.returncode in (0, 1)
+                   and problem_matches(doc, case) and all(rows.values())
+                   and (res.returncode == 0) == all(r.get("status") in ("pass", "todo", "skipped") for r in rows.values()))
+        for s in stages:
+            if trusted:
+                one = proc.Result(res.cmd, 0 if rows[s].get("status") == "pass" else 1, "", "", res.seconds)
+                results[s] = case_outcome(one, s, case, doc=doc)
+            else:
+                single = self.sandbox.run([str(runner), "run", "--stage", s] + case.runner_args()
+                                          + ["--no-time", "--format", "json"], timeout=timeout)
+                results[s] = case_outcome(single, s, case)
+        return results
+
+    def _correctness(self, sg: StageGrade, sp: Any, rubric: Rubric, cases: list[CaseResult], on_gpu: bool) -> None:
+        sg.cases = cases
         sg.todo = bool(sg.cases) and all(c.status == "todo" for c in sg.cases)
         check = Check("correctness", max_points=sp.correctness)
         run = [c for c in sg.cases if c.status != "not-run"]
-        if not cases:
+        if not sg.cases:
             check.status, check.summary = FAIL, "no correctness case applies to this stage (rubric)"
         elif not run:
             check.status, check.summary = NOT_RUN, (sg.cases[0].message or NO_GPU)
@@ -315,24 +374,53 @@ class Grader:
             return Check(name, FAIL, 0, pts, "0: no correctness case passes")
         return None
 
-    def _sanitizers(self, sg: StageGrade, pts: float, rubric: Rubric, runner: Path, logs: Path, ws_root: Path,
-                    on_gpu: bool) -> Check:
-        gated = self._gate(sg, "sanitizer", pts, on_gpu)
-        if gated:
-            return gated
-        if not self.options.sanitizers:
-            return Check("sanitizer", NOT_RUN, 0, pts, "disabled (--no-sanitizers)")
+    # -- sanitizers: one run per tool over every eligible stage; per stage only to attribute --
+    def _sanitize_run(self, tool: str, stages: list[str], rubric: Rubric, runner: Path, logs: Path,
+                      ws_root: Path) -> sanitizer.SanitizerReport:
+        """The tool runs as the sandbox user in its own empty folder; its log is copied out."""
         assert rubric.sanitizer_size is not None
-        reports = []
-        for tool in ("memcheck", "racecheck") if on_gpu else ("memcheck",):
-            # The tool runs as the sandbox user in its own empty folder; its log is copied out after.
-            with self.sandbox.workdir() as wd:
-                rep = sanitizer.run_sanitizer(tool, runner, sg.id, rubric.sanitizer_size.arg, wd,
-                                              rubric.tool_timeout, env=self.sandbox.env(wd),
-                                              wrapper=self.sandbox.wrap([], rubric.tool_timeout * 4 + 10))
-                for f in wd.glob("sanitizer-*.log"):
-                    shutil.copy(f, logs / f.name)
-            reports.append(sanitizer.relativize(rep, ws_root))
+        with self.sandbox.workdir() as wd:
+            rep = sanitizer.run_sanitizer(tool, runner, stages, rubric.sanitizer_size.arg, wd, rubric.tool_timeout,
+                                          env=self.sandbox.env(wd),
+                                          wrapper=self.sandbox.wrap([], rubric.tool_timeout * 4 + 10))
+            for f in wd.glob("sanitizer-*.log"):
+                shutil.copy(f, logs / f.name)
+        return sanitizer.relativize(rep, ws_root)
+
+    def _sanitize_tool(self, tool: str, stages: list[str], rubric: Rubric, runner: Path, logs: Path,
+                       ws_root: Path) -> dict[str, sanitizer.SanitizerReport]:
+        rep = self._sanitize_run(tool, stages, rubric, runner, logs, ws_root)
+        if len(stages) == 1 or not rep.ran or rep.clean:
+            return {s: rep for s in stages}
+        return {s: self._sanitize_run(tool, [s], rubric, runner, logs, ws_root) for s in stages}
+
+    def _sanitizers(self, points: list[Any], grades: dict[str, StageGrade], rubric: Rubric, runner: Path,
+                    logs: Path, ws_root: Path, on_gpu: dict[str, bool]) -> None:
+        eligible = []
+        for sp in points:
+            if sp.sanitizer <= 0:
+                continue
+            gated = self._gate(grades[sp.id], "sanitizer", sp.sanitizer, on_gpu[sp.id])
+            if gated is None and not self.options.sanitizers:
+                gated = Check("sanitizer", NOT_RUN, 0, sp.sanitizer, "disabled (--no-sanitizers)")
+            if gated:
+                grades[sp.id].checks["sanitizer"] = gated
+            else:
+                eligible.append(sp)
+        if not eligible:
+            return
+        plan = {"memcheck": [sp.id for sp in eligible],
+                "racecheck": [sp.id for sp in eligible if on_gpu[sp.id]]}
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futs = {tool: pool.submit(self._sanitize_tool, tool, stages, rubric, runner, logs, ws_root)
+                    for tool, stages in plan.items() if stages}
+            by_tool = {tool: f.result() for tool, f in futs.items()}
+        for sp in eligible:
+            reports = [by_tool[t][sp.id] for t in ("memcheck", "racecheck") if t in by_tool and sp.id in by_tool[t]]
+            grades[sp.id].checks["sanitizer"] = self._sanitizer_check(sp.sanitizer, reports)
+
+    @staticmethod
+    def _sanitizer_check(pts: float, reports: list[sanitizer.SanitizerReport]) -> Check:
         check = Check("sanitizer", max_points=pts, data={"reports": [r.to_json() for r in reports]})
         bad = [r for r in reports if r.ran and not r.clean]
         missing = [r for r in reports if not r.ran]
@@ -371,44 +459,73 @@ class Grader:
             check.details = ncu.format_report(rep).splitlines()[1:]
         return check
 
-    def _time(self, runner: Path, stage: str, rubric: Rubric, trusted: bool) -> tuple[float | None, str]:
-        """(median ms, message) of `run --stage S --n <perf n> --reps R` in its own process."""
+    # -- performance: every eligible stage timed in one process each for student and reference --
+    def _time(self, runner: Path, stages: list[str], rubric: Rubric, trusted: bool) -> dict[str, tuple[float | None, str]]:
+        """{stage: (median ms, why not)} from `run --stage ... --n <perf n> --reps R` (own process)."""
         perf = rubric.performance
         assert perf.size is not None
-        argv = [str(runner), "run", "--stage", stage, "--n", perf.size.arg, "--reps", str(perf.reps),
-                "--warmup", str(perf.warmup), "--format", "json"]
-        timeout = max(rubric.case_timeout, 120.0)
+        argv = [str(runner), "run"]
+        for s in stages:
+            argv += ["--stage", s]
+        argv += ["--n", perf.size.arg, "--reps", str(perf.reps), "--warmup", str(perf.warmup), "--format", "json"]
+        timeout = max(rubric.case_timeout, 120.0) * max(1, len(stages))
         res = proc.run(argv, timeout=timeout) if trusted else self.sandbox.run(argv, timeout=timeout)
-        r = stage_result(parse_runner_json(res.stdout), stage)
-        if r is None or res.returncode != 0:
-            return None, f"no timing ({res.describe_exit()})" + (f": {r.get('message', '')}" if r else "")
-        if r.get("status") != "pass":
-            return None, f"{r.get('status')} at n={perf.size.arg}: {r.get('message', '')}"
-        ms = r.get("median_ms")
-        return (float(ms), "") if isinstance(ms, (int, float)) and ms > 0 else (None, "no median_ms in the result")
+        doc = parse_runner_json(res.stdout)
+        out: dict[str, tuple[float | None, str]] = {}
+        for s in stages:
+            r = stage_result(doc, s)
+            ms = r.get("median_ms") if r else None
+            if r is None or res.timed_out or res.returncode not in (0, 1):
+                out[s] = (None, f"no timing ({res.describe_exit()})")
+            elif r.get("status") != "pass":
+                out[s] = (None, f"{r.get('status')} at n={perf.size.arg}: {str(r.get('message', ''))[:200]}")
+            elif not isinstance(ms, (int, float)) or ms <= 0:
+                out[s] = (None, "no median_ms in the result")
+            else:
+                out[s] = (float(ms), "")
+        missing = [s for s in stages if out[s][0] is None and "no timing" in out[s][1]]
+        if len(stages) > 1 and missing:   # one stage broke the shared process: time the others alone
+            for s in missing:
+                out[s] = self._time(runner, [s], rubric, trusted)[s]
+        return out
 
-    def _performance(self, sg: StageGrade, pts: float, rubric: Rubric, runner: Path, lab: str, on_gpu: bool) -> Check:
-        gated = self._gate(sg, "performance", pts, on_gpu, need_all=True)
-        if gated:
-            return gated
-        if not self.options.performance:
-            return Check("performance", NOT_RUN, 0, pts, "disabled (--no-performance)")
+    def _performance(self, points: list[Any], grades: dict[str, StageGrade], rubric: Rubric, runner: Path,
+                     lab: str, on_gpu: dict[str, bool]) -> None:
+        eligible = []
+        for sp in points:
+            if sp.performance <= 0:
+                continue
+            gated = self._gate(grades[sp.id], "performance", sp.performance, on_gpu[sp.id], need_all=True)
+            if gated is None and not self.options.performance:
+                gated = Check("performance", NOT_RUN, 0, sp.performance, "disabled (--no-performance)")
+            if gated is None and self.reference(lab) is None:
+                gated = Check("performance", NOT_RUN, 0, sp.performance, "no reference implementation (solutions/ absent)",
+                              fix="grade with the instructor's course, which has solutions/")
+            if gated:
+                grades[sp.id].checks["performance"] = gated
+            else:
+                eligible.append(sp)
+        if not eligible:
+            return
+        ids = [sp.id for sp in eligible]
         ref = self.reference(lab)
-        if ref is None:
-            return Check("performance", NOT_RUN, 0, pts, "no reference implementation (solutions/ absent)",
-                         fix="grade with the instructor's course, which has solutions/")
-        t_ref, why_ref = self._time(ref, sg.id, rubric, trusted=True)
-        if t_ref is None:
-            return Check("performance", NOT_RUN, 0, pts, f"the reference could not be timed: {why_ref}")
-        t, why = self._time(runner, sg.id, rubric, trusted=False)
+        assert ref is not None
+        t_ref = self._time(ref, ids, rubric, trusted=True)
+        t_student = self._time(runner, ids, rubric, trusted=False)
         ratio = rubric.performance.full_credit_ratio
-        if t is None:
-            return Check("performance", FAIL, 0, pts, why, data={"t_ref_ms": t_ref})
-        got = scoring.performance_points(pts, t, t_ref, ratio)
-        return Check("performance", PASS if got >= pts else FAIL, got, pts,
-                     f"{t:.4g} ms vs reference {t_ref:.4g} ms ({t / t_ref:.2f}x; full credit <= {ratio:g}x)",
-                     data={"t_ms": t, "t_ref_ms": t_ref, "ratio": t / t_ref, "full_credit_ratio": ratio,
-                           "n": rubric.performance.size.arg if rubric.performance.size else None})
+        for sp in eligible:
+            (tr, why_ref), (t, why) = t_ref[sp.id], t_student[sp.id]
+            if tr is None:
+                check = Check("performance", NOT_RUN, 0, sp.performance, f"the reference could not be timed: {why_ref}")
+            elif t is None:
+                check = Check("performance", FAIL, 0, sp.performance, why, data={"t_ref_ms": tr})
+            else:
+                got = scoring.performance_points(sp.performance, t, tr, ratio)
+                check = Check("performance", PASS if got >= sp.performance else FAIL, got, sp.performance,
+                              f"{t:.4g} ms vs reference {tr:.4g} ms ({t / tr:.2f}x; full credit <= {ratio:g}x)",
+                              data={"t_ms": t, "t_ref_ms": tr, "ratio": t / tr, "full_credit_ratio": ratio,
+                                    "n": rubric.performance.size.arg if rubric.performance.size else None})
+            grades[sp.id].checks["performance"] = check
 
 
 class _nullcontext:
@@ -450,7 +567,8 @@ def forbidden_constructs(name: str, data: bytes) -> list[str]:
         else:
             path = target.group(2)
             if path.startswith("/") or "\\" in path or ".." in PurePosixPath(path).parts:
-                out.append(f"{name}:{line}: #{directive} {target.group(1)}{path}: only the lab's own files, "
+                close = '"' if target.group(1) == '"' else ">"
+                out.append(f"{name}:{line}: #{directive} {target.group(1)}{path}{close}: only the lab's own files, "
                            "gpulab/ headers and system headers may be included")
     for m in re.finditer(r"\.incbin\b", text):
         out.append(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: .incbin is not allowed")

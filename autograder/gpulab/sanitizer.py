@@ -137,21 +137,26 @@ def verdict(tool: str, stage: str, log_text: str, res: proc.Result) -> Sanitizer
     return rep
 
 
-def run_sanitizer(tool: str, runner: Path, stage: str, size_arg: str, work: Path, timeout: float,
+def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, size_arg: str, work: Path, timeout: float,
                   env: dict[str, str] | None = None, preexec=None, wrapper: list[str] | None = None) -> SanitizerReport:
-    """compute-sanitizer --tool <tool> on `runner run --stage S --n N --no-time` (log kept in work/)."""
+    """compute-sanitizer --tool <tool> on `runner run --stage S... --n N --no-time` (log kept in work/)."""
+    stages = [stages] if isinstance(stages, str) else list(stages)
+    stage = ",".join(stages)
     exe = tools.find_tool("compute-sanitizer")
     if exe is None:
         return SanitizerReport(tool, stage, False, reason="compute-sanitizer not found",
                                fix=tools.MISSING_FIX["compute-sanitizer"])
     work.mkdir(parents=True, exist_ok=True)
-    log = work / f"sanitizer-{tool}-{stage}.log"
+    log = work / f"sanitizer-{tool}-{stages[0] if len(stages) == 1 else 'all'}.log"
     log.unlink(missing_ok=True)
     cmd = (wrapper or []) + [str(exe), "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "50",
                              "--log-file", str(log)]
     if tool == "racecheck":
         cmd += ["--racecheck-report", "all"]
-    cmd += [str(runner), "run", "--stage", stage, "--n", size_arg, "--no-time", "--format", "json"]
+    cmd += [str(runner), "run"]
+    for s in stages:
+        cmd += ["--stage", s]
+    cmd += ["--n", size_arg, "--no-time", "--format", "json"]
     res = proc.run(cmd, timeout=timeout, env=env, preexec=preexec, cwd=work)
     text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
     if not text and ("ERR_NVGPUCTRPERM" in res.stderr or "Unable to" in res.stderr):

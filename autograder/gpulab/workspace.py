@@ -67,13 +67,18 @@ class BuildResult:
     seconds: float
 
 
-def trim_compiler_output(text: str, limit: int = 4000) -> str:
-    """The useful part of a failed build: the lines with 'error', with a little context, capped."""
-    lines = text.splitlines()
+def trim_compiler_output(text: str, root: Path | None = None, limit: int = 4000) -> str:
+    """The useful part of a failed build: the diagnostics (not the compiler command lines), with
+    the workspace path cut so that files read labs/<lab>/<file>, capped."""
+    if root is not None:
+        text = text.replace(str(root) + "/", "")
+    lines = [ln for ln in text.splitlines()
+             if not re.match(r"^\s*(/\S*/)?(nvcc|c\+\+|g\+\+|gcc|clang\+\+)\s", ln) and not ln.startswith("[")
+             and not ln.startswith("FAILED: ") and "ninja: build stopped" not in ln]
     keep: list[int] = []
     for i, ln in enumerate(lines):
-        if re.search(r"\berror\b|Error \d|undefined reference|fatal", ln, re.IGNORECASE):
-            keep.extend(range(max(0, i - 1), min(len(lines), i + 3)))
+        if re.search(r"\berror\b|undefined reference|fatal", ln, re.IGNORECASE):
+            keep.extend(range(max(0, i - 1), min(len(lines), i + 4)))
     chosen = [lines[i] for i in sorted(set(keep))] if keep else lines[-40:]
     out = "\n".join(chosen)
     return out if len(out) <= limit else out[:limit] + "\n[... trimmed]"
@@ -145,7 +150,7 @@ class Slot:
         runner = self.build / "labs" / lab / target
         if not res.ok or not runner.is_file():
             why = "build timed out" if res.timed_out else "compile error"
-            return BuildResult(False, None, f"{why}:\n{trim_compiler_output(log)}", time.monotonic() - start)
+            return BuildResult(False, None, f"{why}:\n{trim_compiler_output(log, self.src)}", time.monotonic() - start)
         dest.mkdir(parents=True, exist_ok=True)
         out = dest / target
         shutil.copy2(runner, out)

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# On the GPU machine: capture the real Nsight Compute and compute-sanitizer outputs the parsers
+# are tested against (tests/fixtures/*-real*), then grade the transpose starter and reference
+# end to end and the known-bad suite. Everything goes to $OUT (default /tmp/gpulab-capture).
+# Usage: autograder/tests/capture_gpu.sh [e2e labs...]   (from the repository root, .deps carried)
+set -u
+out=${OUT:-/tmp/gpulab-capture}
+mkdir -p "$out"
+export PATH=/usr/local/cuda/bin:$PATH
+root=$PWD
+build=$root/build/gpu
+step() { echo "== $(date -u +%T) $*" | tee -a "$out/steps.log"; }
+{
+  date -u +%FT%TZ; git rev-parse --short HEAD
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  ncu --version | tail -1; compute-sanitizer --version | tail -1; python3 --version; id
+} >"$out/env.txt" 2>&1
+step configure
+cmake --preset gpu -DCMAKE_PREFIX_PATH="$root/.deps/usr" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+step build
+cmake --build --preset gpu -j16 --target gpulab-transpose-student gpulab-transpose-reference gpulab-scan-student \
+  gpulab-scan-reference gpulab-info >"$out/build.log" 2>&1 || { grep -m20 -i error "$out/build.log"; exit 1; }
+ref=$build/labs/transpose/gpulab-transpose-reference
+
+step "sandbox preflight (unshare -n, setpriv nobody, prlimit)"
+if unshare -n -- setpriv --reuid=65534 --regid=65534 --clear-groups -- prlimit --cpu=100 --fsize=536870912 --core=0 -- \
+     "$ref" run --stage copy --n 1000x999 --no-time --format json >"$out/sandbox-preflight.log" 2>&1; then
+  echo "sandbox ok" | tee -a "$out/steps.log"
+else
+  echo "sandbox preflight FAILED: grading with GPULAB_SANDBOX=0" | tee -a "$out/steps.log"; export GPULAB_SANDBOX=0
+fi
+
+step "ncu source counters: tiled (32-way expected) and padded (conflict-free)"
+for st in tiled padded; do
+  timeout 120 ncu --section SourceCounters --nvtx --nvtx-include "gpulab:$st/" --export "$out/ncu-$st" --force-overwrite \
+    "$ref" run --stage "$st" --n 256x256 --no-time --format json >"$out/ncu-$st-profile.log" 2>&1
+  ncu --import "$out/ncu-$st.ncu-rep" --page source --csv --print-source cuda >"$out/ncu-$st-source-cuda.csv" 2>"$out/ncu-$st-import.err"
+  ncu --import "$out/ncu-$st.ncu-rep" --page source --csv --print-source cuda,sass 2>>"$out/ncu-$st-import.err" | head -c 300000 >"$out/ncu-$st-source-cuda-sass.csv"
+  ncu --import "$out/ncu-$st.ncu-rep" --page details --csv >"$out/ncu-$st-details.csv" 2>>"$out/ncu-$st-import.err"
+done
+step "ncu nvtx filter that matches nothing (expect 'No kernels were profiled')"
+timeout 60 ncu --section SourceCounters --nvtx --nvtx-include "gpulab:nope/" "$ref" run --stage copy --n 64x64 --no-time \
+  >"$out/ncu-nomatch.log" 2>&1
+step "compute-sanitizer clean runs"
+timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 50 --log-file "$out/memcheck-clean.log" \
+  "$ref" run --stage padded --stage naive --n 100x67 --no-time --format json >/dev/null 2>&1; echo "memcheck exit $?" >>"$out/steps.log"
+timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 --print-limit 50 --racecheck-report all \
+  --log-file "$out/racecheck-clean.log" "$ref" run --stage padded --n 100x67 --no-time --format json >/dev/null 2>&1
+echo "racecheck exit $?" >>"$out/steps.log"
+
+export GPULAB_BUILD_DIR=$build GPULAB_SOURCE_DIR=$root PYTHONPATH=$root/autograder
+step "grade: starter and reference of ${*:-transpose} (e2e)"
+/usr/bin/time -v python3 autograder/tests/e2e_gpu.py "${@:-transpose}" >"$out/e2e.log" 2>"$out/e2e.time" ; echo "e2e exit $?" >>"$out/steps.log"
+tail -40 "$out/e2e.log"
+step "known-bad suite"
+python3 autograder/tests/testdata_suite.py --out "$out/testdata" ${TESTDATA_ARGS:-} >"$out/testdata.log" 2>&1
+echo "testdata exit $?" >>"$out/steps.log"
+tail -30 "$out/testdata.log"
+# Planted-bug sanitizer logs from the suite (write past n, missing __syncthreads) become fixtures.
+find "$out/testdata/graded" -name 'sanitizer-*.log' -exec cp --parents {} "$out/" \; 2>/dev/null
+rm -rf "$out/testdata/submissions"
+find "$out" -name '*.ncu-rep' -size +20M -delete
+step done

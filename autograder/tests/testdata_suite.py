@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""The known-bad submission suite (autograder/testdata/<lab>.toml): builds each submission from
+the current reference or starter, grades it with the real grader and compares with what the
+spec expects. Prints a table (class, expected, got) and exits 0 when every class is as expected.
+
+Usage: testdata_suite.py [--cpu-only] [--out DIR] [LAB...]
+Exit: 0 all as expected, 1 a mismatch, 77 nothing could run (no build / no GPU for GPU classes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gpulab import report, tools  # noqa: E402
+from gpulab.grading import Grader, Options  # noqa: E402
+from gpulab.paths import Course  # noqa: E402
+from gpulab.rubric import load_rubric  # noqa: E402
+
+TESTDATA = Path(__file__).resolve().parents[1] / "testdata"
+
+
+class SpecError(Exception):
+    """The spec no longer matches the course (an edit's text is gone): a broken test."""
+
+
+def load_specs(lab: str) -> list[dict[str, Any]]:
+    path = TESTDATA / f"{lab}.toml"
+    if not path.is_file():
+        return []
+    with open(path, "rb") as f:
+        doc = tomllib.load(f)
+    return doc.get("submission", [])
+
+
+def materialize(course: Course, lab: str, spec: dict[str, Any], dest: Path) -> Path:
+    """Writes the submission: the base's student files, the edit applied, the extra files."""
+    rubric = load_rubric(course.rubric_path(lab))
+    base_dir = course.source / ("solutions" if spec.get("base", "reference") == "reference" else "labs") / lab
+    target = spec.get("file", rubric.student_files[0])
+    sub = dest / spec["name"]
+    for f in rubric.student_files:
+        text = (base_dir / f).read_text(encoding="utf-8")
+        if f == target:
+            for old, new in spec.get("replace", []):
+                if old not in text:
+                    raise SpecError(f"{spec['name']}: text to replace not found in {base_dir / f}: {old[:60]!r}")
+                text = text.replace(old, new)
+            text = spec.get("prepend", "") + text + spec.get("append", "")
+        out = sub / "labs" / lab / f
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    for rel, text in spec.get("extra_files", {}).items():
+        out = sub / rel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+    return sub
+
+
+def _check_of(lab_grade, key: str):
+    stage, check = key.split(".", 1)
+    s = next((s for s in lab_grade.stages if s.id == stage), None)
+    return None if s is None else s.checks.get(check)
+
+
+def compare(spec: dict[str, Any], sub) -> tuple[str, str, list[str]]:
+    """(expected, got, mismatches) in words, for the table."""
+    exp = spec.get("expect", {})
+    lab = sub.labs[0]
+    bad: list[str] = []
+    want, got = [], [f"{lab.status} {lab.points:g}/{lab.max_points:g}"]
+    if "lab_status" in exp:
+        want.append(exp["lab_status"])
+        if lab.status != exp["lab_status"]:
+            bad.append(f"lab status {lab.status} (want {exp['lab_status']})")
+    if "total" in exp:
+        want.append(f"total {exp['total']:g}")
+        if abs(lab.points - exp["total"]) > 1e-6:
+            bad.append(f"total {lab.points:g} (want {exp['total']:g})")
+    if "total_max" in exp:
+        want.append(f"total <= {exp['total_max']:g}")
+        if lab.points > exp["total_max"] + 1e-6:
+            bad.append(f"total {lab.points:g} (want <= {exp['total_max']:g})")
+    for key, status in exp.get("checks", {}).items():
+        c = _check_of(lab, key)
+        want.append(f"{key} {status}")
+        got.append(f"{key} {c.status if c else 'absent'}")
+        if c is None or c.status != status:
+            bad.append(f"{key}: {c.status if c else 'absent'} (want {status})" + (f": {c.summary}" if c else ""))
+    for key, pts in exp.get("points", {}).items():
+        c = _check_of(lab, key)
+        want.append(f"{key}={pts:g}")
+        if c is None or abs(c.points - pts) > 1e-6:
+            bad.append(f"{key}: {c.points if c else 'absent'} points (want {pts:g})" + (f": {c.summary}" if c else ""))
+    for stage, statuses in exp.get("cases", {}).items():
+        s = next((s for s in lab.stages if s.id == stage), None)
+        seen = {c.status for c in s.cases} if s else set()
+        want.append(f"{stage} cases include {'/'.join(statuses)}")
+        got.append(f"{stage} cases {'/'.join(sorted(seen))}")
+        for st in statuses:
+            if st not in seen:
+                bad.append(f"{stage}: no {st} case (saw {sorted(seen)})")
+    for path in exp.get("ignored", []):
+        if path not in sub.ignored:
+            bad.append(f"{path} not listed as ignored")
+    return "; ".join(want), "; ".join(got), bad
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("labs", nargs="*")
+    ap.add_argument("--cpu-only", action="store_true", help="only the classes that need no GPU")
+    ap.add_argument("--out", help="keep the graded submissions' reports here")
+    ap.add_argument("--only", action="append", help="only this submission name (repeatable)")
+    args = ap.parse_args()
+    course = Course.from_environment()
+    if course.build is None or not (course.build / "CMakeCache.txt").is_file():
+        print("testdata: no configured build tree (GPULAB_BUILD_DIR): skipped")
+        return 77
+    gpu = tools.gpu_present()
+    labs = args.labs or sorted(p.stem for p in TESTDATA.glob("*.toml"))
+    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="gpulab-testdata-"))
+    rows, failures, ran = [], 0, 0
+    for lab in labs:
+        if not (course.source / "solutions" / lab).is_dir() or not course.rubric_path(lab).is_file():
+            print(f"testdata: {lab}: no solutions/ or rubric: skipped")
+            continue
+        for spec in load_specs(lab):
+            if args.only and spec["name"] not in args.only:
+                continue
+            needs_gpu = spec.get("needs_gpu", True)
+            if needs_gpu and (args.cpu_only or not gpu):
+                rows.append([lab, spec["name"], spec.get("class", ""), "-", "skipped: needs a GPU", "skip"])
+                continue
+            try:
+                sub_dir = materialize(course, lab, spec, out / "submissions" / lab)
+            except SpecError as e:
+                rows.append([lab, spec["name"], spec.get("class", ""), "-", str(e), "BROKEN"])
+                failures += 1
+                continue
+            opts = Options(stages=set(spec["stages"]) if spec.get("stages") else None,
+                           case_timeout=spec.get("case_timeout"), log=lambda m: None)
+            grader = Grader(course, course.require_build() / "grading", opts)
+            g = grader.grade(sub_dir, out / "graded" / lab / spec["name"], [lab])
+            report.write_all(g, out / "graded" / lab / spec["name"])
+            ran += 1
+            want, got, bad = compare(spec, g)
+            failures += bool(bad)
+            rows.append([lab, spec["name"], spec.get("class", ""), want, got if not bad else "; ".join(bad),
+                         "ok" if not bad else "MISMATCH"])
+            print(f"testdata: {lab}/{spec['name']}: {'ok' if not bad else 'MISMATCH: ' + '; '.join(bad)} "
+                  f"({g.seconds:.0f} s)", flush=True)
+    print()
+    print("| lab | submission | class | expected | got | verdict |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print("| " + " | ".join(str(c).replace("|", "/") for c in r) + " |")
+    print(f"\nreports under {out}")
+    if failures:
+        return 1
+    return 0 if ran else 77
+
+
+if __name__ == "__main__":
+    sys.exit(main())
