@@ -32,9 +32,11 @@ prefix=()
 } | tee "$out/device.txt"
 
 bin=$src/build/labs/transpose
+impl=reference   # the students' copy has no solutions/: measure their own implementation
+[ -d "$root/solutions/transpose" ] || impl=student
 cmake -S "$src" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${prefix[@]}" >"$out/configure.log" 2>&1 ||
   { echo "configure failed"; tail -30 "$out/configure.log"; exit 1; }
-cmake --build "$src/build" -j "$jobs" --target test-transpose-reference gpulab-transpose-reference \
+cmake --build "$src/build" -j "$jobs" --target "test-transpose-$impl" "gpulab-transpose-$impl" \
   gpulab-transpose-student >"$out/build.log" 2>&1 || { echo "build failed"; grep -E "error" "$out/build.log" | head -30; exit 1; }
 echo "build ok"
 
@@ -47,60 +49,54 @@ step() {  # step NAME COMMAND...: run, log to $out/NAME.log, print the exit code
   return 0
 }
 
-step tests-gpu "$bin/test-transpose-reference" "[gpu]" --gpulab-gpu
+step tests-gpu "$bin/test-transpose-$impl" "[gpu]" --gpulab-gpu
 tail -3 "$out/tests-gpu.log"
-step tests-cpu "$bin/test-transpose-reference" "[cpu]"
+step tests-cpu "$bin/test-transpose-$impl" "[cpu]"
 tail -2 "$out/tests-cpu.log"
 step starter "$bin/gpulab-transpose-student" run --where gpu --check-starter --require-gpu
-step run-8192 "$bin/gpulab-transpose-reference" run --n 8192x8192
+step run-8192 "$bin/gpulab-transpose-$impl" run --n 8192x8192
 cat "$out/run-8192.log"
-"$bin/gpulab-transpose-reference" run --n 8192x8192 --format json >"$out/run-8192.json" 2>/dev/null
-"$bin/gpulab-transpose-reference" run --n 8192x8192 --format csv >"$out/run-8192.csv" 2>/dev/null
+"$bin/gpulab-transpose-$impl" run --n 8192x8192 --format json >"$out/run-8192.json" 2>/dev/null
+"$bin/gpulab-transpose-$impl" run --n 8192x8192 --format csv >"$out/run-8192.csv" 2>/dev/null
 
-step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/gpulab-transpose-reference" run --n 100x67 --no-time --where gpu
+step memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/gpulab-transpose-$impl" run --n 100x67 --no-time --where gpu
 tail -3 "$out/memcheck.log"
-step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/gpulab-transpose-reference" run --n 100x67 --no-time --where gpu
+step racecheck compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/gpulab-transpose-$impl" run --n 100x67 --no-time --where gpu
 tail -3 "$out/racecheck.log"
 
-# Bank conflicts as the grader measures them: Source Counters of the stage's NVTX range, then the
-# source page's "L1 Wavefronts Shared Excessive" summed over the lines of the kernel.
+# Bank conflicts: Source Counters of the stage's NVTX range, then the kernel's totals of
+# L1 Wavefronts Shared / Ideal / Excessive from the report's raw page.
+# (With ncu of CUDA 13.0 the CSV source page, --page source --print-source cuda, printed the source
+# lines without metric columns; the raw page carries the same totals.)
+metrics=memory_l1_wavefronts_shared,memory_l1_wavefronts_shared_ideal,derived__memory_l1_wavefronts_shared_excessive
 for stage in copy-shared tiled padded swizzled in-place-sweep in-place-sweep-rect; do
   rep="$out/ncu-$stage"
   ncu --section SourceCounters --nvtx --nvtx-include "gpulab:$stage/" --export "$rep" --force-overwrite \
-    "$bin/gpulab-transpose-reference" run --stage "$stage" --n 256x256 --no-time >"$rep.log" 2>&1
-  ncu --import "$rep.ncu-rep" --page source --csv --print-source cuda >"$rep-source.csv" 2>>"$rep.log"
-  python3 - "$stage" "$rep-source.csv" <<'PY'
+    "$bin/gpulab-transpose-$impl" run --stage "$stage" --n 256x256 --no-time >"$rep.log" 2>&1
+  ncu --import "$rep.ncu-rep" --page raw --csv --metrics "$metrics" >"$rep-raw.csv" 2>>"$rep.log"
+  python3 - "$stage" "$rep-raw.csv" <<'PY'
 import csv, sys
 stage, path = sys.argv[1], sys.argv[2]
-excess = wavefronts = ideal = 0
-lines = []
-header = None
-for row in csv.reader(l for l in open(path, encoding="utf-8", errors="replace") if l.startswith('"')):
-    if "L1 Wavefronts Shared Excessive" in row:
-        header = row
-        continue
-    if header is None or len(row) != len(header):
-        continue
-    d = dict(zip(header, row))
-    def num(key):
-        try:
-            return int(float(d.get(key, "0").replace(",", "") or 0))
-        except ValueError:
-            return 0
-    e, w, i = num("L1 Wavefronts Shared Excessive"), num("L1 Wavefronts Shared"), num("L1 Wavefronts Shared Ideal")
-    excess, wavefronts, ideal = excess + e, wavefronts + w, ideal + i
-    if e:
-        lines.append(f"line {d.get('#', d.get('Line', '?'))}: {e} excess of {w} ({d.get('Source', '').strip()[:60]})")
-print(f"ncu {stage}: L1 Wavefronts Shared {wavefronts}, ideal {ideal}, excessive {excess}" if header else f"ncu {stage}: no source counters (see {path})")
-for l in lines[:4]:
-    print("   ", l)
+rows = list(csv.reader(l for l in open(path, encoding="utf-8", errors="replace") if l.startswith('"')))
+if not rows:
+    print(f"ncu {stage}: no raw metrics (see {path})")
+    sys.exit(0)
+header, values = rows[0], [r for r in rows[1:] if r and r[0].strip().isdigit()]
+def total(name):
+    if name not in header:
+        return None
+    j = header.index(name)
+    return sum(float(r[j].replace(",", "") or 0) for r in values)
+w, i, e = (total(m) for m in ("memory_l1_wavefronts_shared", "memory_l1_wavefronts_shared_ideal",
+                               "derived__memory_l1_wavefronts_shared_excessive"))
+print(f"ncu {stage}: L1 Wavefronts Shared {w}, ideal {i}, excessive {e} ({len(values)} kernel(s))")
 PY
 done
 
 for e in bank-model bandwidth-setups vector-width latency block-size barrier model; do
-  step "experiment-$e" "$bin/gpulab-transpose-reference" experiment "$e" $quick --csv "$out/$e.csv"
+  step "experiment-$e" "$bin/gpulab-transpose-$impl" experiment "$e" $quick --csv "$out/$e.csv"
 done
-step experiment-model-quick "$bin/gpulab-transpose-reference" experiment model --quick
+step experiment-model-quick "$bin/gpulab-transpose-$impl" experiment model --quick
 cat "$out"/experiment-{latency,block-size,barrier,model,model-quick}.log
 rm -rf "$src"
 # One archive as well, for machines that hand back only a few files.

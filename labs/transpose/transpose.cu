@@ -10,6 +10,13 @@
 //   * index with std::size_t: 8192 x 8192 is fine in int, 100000 x 100000 is not;
 //   * check every launch with GPULAB_CHECK_LAUNCH();
 //   * launch nothing when rows * cols == 0 (a grid of 0 CTAs is an error).
+//
+// Getting close to the copy (README, "Performance"): an SM needs tens of KiB of loads in flight.
+//   * read all of a thread's elements into registers first, then store them to shared memory:
+//     "load, store, load, store" makes every store wait for its load (one load in flight);
+//   * give each CTA two 32 x 32 tiles stacked vertically (a 64 x 32 strip): twice the loads in
+//     flight, and every row of out receives 64 contiguous floats (256 bytes) instead of 32;
+//   * take a fast path without bounds checks when the whole strip is inside the matrix.
 #include <cuda_runtime.h>
 
 #include <cstdint>
