@@ -1,10 +1,13 @@
 // Reference implementation of the transpose lab (labs/transpose/transpose.cuh).
 //
 // Layout conventions used by every kernel below:
-//   * a CTA of kTile x kBlockRows = 32 x 8 threads handles one 32-wide tile; thread (tx, ty) moves
-//     the elements of tile rows ty, ty + 8, ty + 16, ty + 24 in column tx;
-//   * blockIdx.x walks tile columns, blockIdx.y tile rows; the y dimension loops (grid-stride)
-//     because gridDim.y is capped at 65535 and an n x 1 matrix may need more tile rows than that.
+//   * a CTA of kTile x kBlockRows = 32 x 8 threads handles a strip of kStack = 2 tiles of 32 x 32
+//     stacked vertically (64 rows of in, 32 columns); thread (tx, ty) moves the elements of strip
+//     rows ty, ty + 8, ..., ty + 56 in column tx (naive: one 32 x 32 tile, rows ty + 8k);
+//   * blockIdx.x walks tile columns, blockIdx.y strips; the y dimension loops (grid-stride)
+//     because gridDim.y is capped at 65535 and an n x 1 matrix may need more strips than that.
+// Measured on an H200 (labs/transpose/README.md, section 5): padded, swizzled and the in-place
+// sweep at 91-92% of the copy; solutions/transpose/variants.cu shows what each choice is worth.
 #include <cuda_runtime.h>
 
 #include <algorithm>
