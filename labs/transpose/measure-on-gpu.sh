@@ -68,12 +68,11 @@ tail -3 "$out/racecheck.log"
 # L1 Wavefronts Shared / Ideal / Excessive from the report's raw page.
 # (With ncu of CUDA 13.0 the CSV source page, --page source --print-source cuda, printed the source
 # lines without metric columns; the raw page carries the same totals.)
-metrics=memory_l1_wavefronts_shared,memory_l1_wavefronts_shared_ideal,derived__memory_l1_wavefronts_shared_excessive
 for stage in copy-shared tiled padded swizzled in-place-sweep in-place-sweep-rect; do
   rep="$out/ncu-$stage"
   ncu --section SourceCounters --nvtx --nvtx-include "gpulab:$stage/" --export "$rep" --force-overwrite \
     "$bin/gpulab-transpose-$impl" run --stage "$stage" --n 256x256 --no-time >"$rep.log" 2>&1
-  ncu --import "$rep.ncu-rep" --page raw --csv --metrics "$metrics" >"$rep-raw.csv" 2>>"$rep.log"
+  ncu --import "$rep.ncu-rep" --page raw --csv >"$rep-raw.csv" 2>>"$rep.log"
   python3 - "$stage" "$rep-raw.csv" <<'PY'
 import csv, sys
 stage, path = sys.argv[1], sys.argv[2]
