@@ -5,7 +5,7 @@ python3-matplotlib; scripts/plot_csv.py draws only lines). Usage, from the repos
   /usr/bin/python3 labs/transpose/plot_results.py labs/transpose/results slides/img
 
 reads results/run-8192.csv (`gpulab-transpose-reference run --n 8192x8192 --format csv`) and
-results/variants.txt (solutions/transpose/variants.cu) and writes transpose-stages.png and
+results/variants.txt (kernel variants timed while the reference was written) and writes transpose-stages.png and
 transpose-variants.png.
 """
 import csv

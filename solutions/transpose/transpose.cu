@@ -7,7 +7,7 @@
 //   * blockIdx.x walks tile columns, blockIdx.y strips; the y dimension loops (grid-stride)
 //     because gridDim.y is capped at 65535 and an n x 1 matrix may need more strips than that.
 // Measured on an H200 (labs/transpose/README.md, section 5): padded, swizzled and the in-place
-// sweep at 91-92% of the copy; solutions/transpose/variants.cu shows what each choice is worth.
+// sweep at 91-92% of the copy; labs/transpose/results/variants.txt shows what each choice was worth.
 #include <cuda_runtime.h>
 
 #include <algorithm>
