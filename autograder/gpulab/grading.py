@@ -82,9 +82,30 @@ def problem_matches(doc: dict[str, Any], case: Case) -> bool:
     return p.get("n") == case.size.n and p.get("seed") == case.seed and dist == case.distribution
 
 
-def case_outcome(res: proc.Result, stage: str, case: Case, doc: dict[str, Any] | None = None) -> CaseResult:
-    """Turns one case's process into a verdict. The JSON must name this stage and problem, say
-    pass, and the process must exit 0: anything else is not a pass."""
+@dataclass
+class Expect:
+    """What a genuine runner document of this lab says (from the trusted stage table): a document
+    that differs was not printed by the runner, whatever it claims."""
+
+    lab: str = ""
+    titles: dict[str, str] = field(default_factory=dict)
+
+    def forged(self, doc: dict[str, Any], row: dict[str, Any], stage: str) -> str:
+        """Why this document cannot be the runner's, or '' when it looks genuine."""
+        if self.lab and doc.get("lab") != self.lab:
+            return f"lab {doc.get('lab')!r}"
+        if doc.get("implementation") != "student" or "device" not in doc or "results" not in doc:
+            return "not the runner's document shape"
+        want = self.titles.get(stage)
+        if want is not None and row.get("title") != want:
+            return f"stage title {row.get('title')!r}"
+        return ""
+
+
+def case_outcome(res: proc.Result, stage: str, case: Case, doc: dict[str, Any] | None = None,
+                 expect: Expect | None = None) -> CaseResult:
+    """Turns one case's process into a verdict. The JSON must be the runner's (shape, lab, stage
+    title), name this stage and problem, say pass, and the process must exit 0: else no pass."""
     cr = CaseResult(case.name, case.hidden, "error", seconds=res.seconds)
     if res.timed_out:
         cr.status, cr.message = "timeout", f"no result within {res.seconds:.0f} s (hang?)"
@@ -99,9 +120,12 @@ def case_outcome(res: proc.Result, stage: str, case: Case, doc: dict[str, Any] |
         cr.message = f"no result ({res.describe_exit()})" + (": " + " | ".join(tail)[:300] if tail else "")
         return cr
     status, message = str(r.get("status", "")), str(r.get("message", ""))
-    if status == "pass" and (res.returncode != 0 or not problem_matches(doc, case)):
-        cr.message = f"reported pass but {res.describe_exit()} / problem mismatch: not trusted"
-        return cr
+    if status == "pass":
+        why = (expect or Expect()).forged(doc, r, stage)
+        if res.returncode != 0 or not problem_matches(doc, case) or why:
+            cr.message = ("reported pass, but " + (why or f"{res.describe_exit()} / problem mismatch")
+                          + ": not the runner's verdict")
+            return cr
     if status == "skipped":
         cr.status, cr.message = "not-run", message or NO_GPU
         return cr
@@ -281,7 +305,8 @@ class Grader:
         lock = gpulock.gpu_lock() if self.gpu and any(on_gpu.values()) else _nullcontext()
         with lock:
             self.options.log(f"{lab}: correctness ({len(rubric.cases)} cases x {len(points)} stages)")
-            cases = self._run_cases(points, rubric, runner, on_gpu)
+            expect = Expect(lab, {sid: str(info.get("title", "")) for sid, info in table.items()})
+            cases = self._run_cases(points, rubric, runner, on_gpu, expect)
             for sp in points:
                 self._correctness(grades[sp.id], sp, rubric, cases.get(sp.id, []), on_gpu[sp.id])
             self.options.log(f"{lab}: sanitizers")
@@ -297,8 +322,8 @@ class Grader:
         return sorted(grades.values(), key=lambda g: order.get(g.id, 0))
 
     # -- correctness: one process per case (all stages), per (stage, case) when that one fails --
-    def _run_cases(self, points: list[Any], rubric: Rubric, runner: Path,
-                   on_gpu: dict[str, bool]) -> dict[str, list[CaseResult]]:
+    def _run_cases(self, points: list[Any], rubric: Rubric, runner: Path, on_gpu: dict[str, bool],
+                   expect: Expect) -> dict[str, list[CaseResult]]:
         jobs = []
         out: dict[str, list[CaseResult | None]] = {sp.id: [] for sp in points}
         for case in rubric.cases:
@@ -310,37 +335,43 @@ class Grader:
                 jobs.append((case, runnable))
         with ThreadPoolExecutor(max_workers=self.parallel) as pool:
             timeout = self.options.case_timeout or rubric.case_timeout
-            done = list(pool.map(lambda job: self._run_case(runner, job[0], job[1], timeout), jobs))
+            done = list(pool.map(lambda job: self._run_case(runner, job[0], job[1], timeout, expect), jobs))
         for (case, _), results in zip(jobs, done):
             for s, cr in results.items():
                 slot = next(i for i, c in enumerate(out[s]) if c is None)
                 out[s][slot] = cr
         return {s: [c for c in v if c is not None] for s, v in out.items()}
 
-    def _run_case(self, runner: Path, case: Case, stages: list[str], timeout: float) -> dict[str, CaseResult]:
-        """All stages of one case in one process; any stage whose result that process cannot be
-        trusted for (crash, hang, early exit, inconsistent exit status) is rerun on its own."""
+    def _run_case(self, runner: Path, case: Case, stages: list[str], timeout: float,
+                  expect: Expect) -> dict[str, CaseResult]:
+        """All stages of one case in one process. A stage whose result that process cannot be
+        trusted for is rerun on its own: after a crash, hang, early exit or inconsistent exit
+        status every stage; after a CUDA error (the context is lost for the stages after it)
+        every stage that did not pass."""
+        def alone(s: str) -> CaseResult:
+            single = self.sandbox.run([str(runner), "run", "--stage", s] + case.runner_args()
+                                      + ["--no-time", "--format", "json"], timeout=timeout)
+            return case_outcome(single, s, case, expect=expect)
+
+        if len(stages) == 1:
+            return {stages[0]: alone(stages[0])}
         argv = [str(runner), "run"]
         for s in stages:
             argv += ["--stage", s]
-        argv += case.runner_args() + ["--no-time", "--format", "json"]
-        res = self.sandbox.run(argv, timeout=timeout)
-        results: dict[str, CaseResult] = {}
-        if len(stages) == 1:
-            return {stages[0]: case_outcome(res, stages[0], case)}
+        res = self.sandbox.run(argv + case.runner_args() + ["--no-time", "--format", "json"], timeout=timeout)
         doc = parse_runner_json(res.stdout)
         rows = {s: stage_result(doc, s) for s in stages}
         trusted = (doc is not None and not res.timed_out and res.returncode in (0, 1)
                    and problem_matches(doc, case) and all(rows.values())
                    and (res.returncode == 0) == all(r.get("status") in ("pass", "todo", "skipped") for r in rows.values()))
+        if not trusted:
+            return {s: alone(s) for s in stages}
+        context_lost = any(r.get("status") == "error" for r in rows.values())
+        results: dict[str, CaseResult] = {}
         for s in stages:
-            if trusted:
-                one = proc.Result(res.cmd, 0 if rows[s].get("status") == "pass" else 1, "", "", res.seconds)
-                results[s] = case_outcome(one, s, case, doc=doc)
-            else:
-                single = self.sandbox.run([str(runner), "run", "--stage", s] + case.runner_args()
-                                          + ["--no-time", "--format", "json"], timeout=timeout)
-                results[s] = case_outcome(single, s, case)
+            one = proc.Result(res.cmd, 0 if rows[s].get("status") == "pass" else 1, "", "", res.seconds)
+            cr = case_outcome(one, s, case, doc=doc, expect=expect)
+            results[s] = alone(s) if context_lost and cr.status != "pass" else cr
         return results
 
     def _correctness(self, sg: StageGrade, sp: Any, rubric: Rubric, cases: list[CaseResult], on_gpu: bool) -> None:

@@ -195,6 +195,47 @@ def lines_from_tables(tables: list[SourceTable]) -> tuple[list[LineConflict], in
 
 
 RULE_TOTAL = re.compile(r"total of ([\d,]+) excessive wavefronts")
+RAW_EXCESS = "derived__memory_l1_wavefronts_shared_excessive"
+RAW_WAVEFRONTS = "memory_l1_wavefronts_shared"
+RAW_IDEAL = "memory_l1_wavefronts_shared_ideal"
+
+
+@dataclass
+class RawTotals:
+    """Per-kernel sums from `--page raw --csv`: the verdict's numbers (one row per profiled kernel)."""
+
+    excessive: int | None
+    wavefronts: int | None
+    ideal: int | None
+    kernels: list[str]
+    not_available: bool = False   # a metric printed n/a: not measured
+
+
+def totals_from_raw(text: str) -> RawTotals | None:
+    """Sums the three wavefront metrics over every kernel row; None when the page lacks them."""
+    rows = list(csv.reader(_csv_lines(text)))
+    header = next((r for r in rows if RAW_WAVEFRONTS in r or RAW_EXCESS in r), None)
+    if header is None:
+        return None
+    data = [r for r in rows if r and r[0].strip().isdigit() and len(r) == len(header)]
+    kcol = header.index("Kernel Name") if "Kernel Name" in header else None
+    kernels = [r[kcol] for r in data] if kcol is not None else []
+    out: dict[str, int | None] = {}
+    na = False
+    for key, name in (("excessive", RAW_EXCESS), ("wavefronts", RAW_WAVEFRONTS), ("ideal", RAW_IDEAL)):
+        if name not in header:
+            out[key] = None
+            continue
+        col = header.index(name)
+        vals = [_number(r[col]) for r in data]
+        if not data or any(v is None for v in vals):
+            na = True
+            out[key] = None
+        else:
+            out[key] = sum(v for v in vals if v is not None)
+    if out["excessive"] is None and out["wavefronts"] is not None and out["ideal"] is not None and not na:
+        out["excessive"] = out["wavefronts"] - out["ideal"]
+    return RawTotals(out["excessive"], out["wavefronts"], out["ideal"], kernels, na)
 
 
 def total_from_details(text: str) -> int | None:
@@ -280,36 +321,60 @@ def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeo
         last = (out.strip().splitlines() or ["no output"])[-1]
         return ConflictReport.not_run(stage, f"ncu wrote no report ({res.describe_exit()}): {last[:200]}",
                                       f"see {log}")
-    src = _run_ncu(ncu, ["--import", str(report_file), "--page", "source", "--csv", "--print-source", "cuda"],
-                   timeout, log, "source page")
-    (work / f"ncu-{stage}-source.csv").write_text(src.stdout, encoding="utf-8")
-    det = _run_ncu(ncu, ["--import", str(report_file), "--page", "details", "--csv"], timeout, log, "details page")
-    (work / f"ncu-{stage}-details.csv").write_text(det.stdout, encoding="utf-8")
-    return build_report(stage, src.stdout, det.stdout, notes)
+    pages = {}
+    for tag, args in (("raw", ["--page", "raw", "--csv"]),
+                      ("source", ["--page", "source", "--csv", "--print-source", "cuda,sass"]),
+                      ("details", ["--page", "details", "--csv"])):
+        res = _run_ncu(ncu, ["--import", str(report_file)] + args, timeout, log, f"{tag} page")
+        pages[tag] = res.stdout
+        (work / f"ncu-{stage}-{tag}.csv").write_text(res.stdout, encoding="utf-8")
+    rep = build_report(stage, pages["source"], pages["details"], notes, raw_csv=pages["raw"])
+    if rep.measured and rep.total_excessive and not rep.lines:
+        # No per-line numbers in the CUDA+SASS view: try the CUDA-only view.
+        res = _run_ncu(ncu, ["--import", str(report_file), "--page", "source", "--csv", "--print-source", "cuda"],
+                       timeout, log, "source page (cuda)")
+        (work / f"ncu-{stage}-source-cuda.csv").write_text(res.stdout, encoding="utf-8")
+        alt = build_report(stage, res.stdout, pages["details"], notes, raw_csv=pages["raw"])
+        if alt.lines:
+            rep = alt
+    return rep
 
 
-def build_report(stage: str, source_csv: str, details_csv: str, notes: list[str] | None = None) -> ConflictReport:
-    """The verdict from the two pages' CSV text (separate from profiling so fixtures can test it)."""
+def build_report(stage: str, source_csv: str, details_csv: str, notes: list[str] | None = None,
+                 raw_csv: str = "") -> ConflictReport:
+    """The verdict from the pages' CSV text (apart from profiling so that fixtures can test it).
+
+    The total comes from the raw page (per-kernel metrics; ncu's CSV source page may carry no
+    metric columns), else from the source page's rows, else from the details page's rule text;
+    the lines come from the source page when it has per-line metrics.
+    """
     notes = list(notes or [])
-    lines, total, total_wf, measured = lines_from_tables(parse_source_csv(source_csv))
+    lines, src_total, src_wf, src_measured = lines_from_tables(parse_source_csv(source_csv))
+    raw = totals_from_raw(raw_csv) if raw_csv else None
     rule_total = total_from_details(details_csv)
-    kernels = kernels_from_details(details_csv)
-    if not measured:
-        if rule_total is not None:
-            notes.append("no per-line values (source page empty); total from the details page rule")
-            return ConflictReport(stage, True, rule_total, None, [], kernels, notes=notes)
+    kernels = kernels_from_details(details_csv) or (raw.kernels if raw else [])
+    if raw is not None and raw.not_available:
+        return ConflictReport.not_run(stage, f"ncu printed n/a for the shared-wavefront metrics ({RAW_EXCESS})",
+                                      "profile on a GPU and driver that expose Source Counters; see the ncu log")
+    if raw is not None and raw.excessive is not None:
+        total, total_wf = raw.excessive, raw.wavefronts
+    elif src_measured:
+        total, total_wf = src_total, src_wf
+    elif rule_total is not None:
+        total, total_wf = rule_total, None
+        notes.append("total from the details page's rule (no raw or per-line values)")
+    else:
         if "n/a" in source_csv.lower():
             return ConflictReport.not_run(stage, f"ncu printed n/a for {EXCESS}",
                                           "profile on a GPU and driver that expose Source Counters; see the ncu log")
-        if kernels and EXCESS not in source_csv:
-            # Kernels ran but the metric is absent: nothing in them touched shared memory... or the
-            # page is not what we expect. Only the first is a measurement: require the column.
-            return ConflictReport.not_run(stage, f"ncu's source page has no {EXCESS} column",
-                                          "check the ncu version (2023.1 or newer) and the log")
+        if kernels:
+            return ConflictReport.not_run(stage, f"ncu's pages have no {EXCESS} values",
+                                          "check the ncu version (2023.1 or newer) and the ncu log")
         return ConflictReport.not_run(stage, "ncu produced no source counters", "see the ncu log")
-    if rule_total is not None and total is not None and rule_total > total:
-        notes.append(f"{rule_total - total} excess wavefronts could not be attributed to a source line")
-        total = rule_total
+    attributed = sum(l.excessive for l in lines)
+    if total and attributed < total:
+        notes.append(f"{total - attributed} of {total} excess wavefronts could not be attributed to a source line"
+                     + ("" if lines else " (ncu's source page had no per-line metrics)"))
     return ConflictReport(stage, True, total, total_wf, lines, kernels, notes=notes)
 
 

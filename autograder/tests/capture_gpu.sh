@@ -9,7 +9,8 @@ mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH
 root=$PWD
 build=$root/build/gpu
-step() { echo "== $(date -u +%T) $*" | tee -a "$out/steps.log"; }
+pack() { (cd "$out" && tar --exclude='*.ncu-rep' --exclude=pack.tgz -czf pack.tgz . 2>/dev/null); }
+step() { pack; echo "== $(date -u +%T) $*" | tee -a "$out/steps.log"; }
 {
   date -u +%FT%TZ; git rev-parse --short HEAD
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -36,8 +37,13 @@ step "ncu source counters: tiled (32-way expected) and padded (conflict-free)"
 for st in tiled padded; do
   timeout 120 ncu --section SourceCounters --nvtx --nvtx-include "gpulab:$st/" --export "$out/ncu-$st" --force-overwrite \
     "$ref" run --stage "$st" --n 256x256 --no-time --format json >"$out/ncu-$st-profile.log" 2>&1
-  ncu --import "$out/ncu-$st.ncu-rep" --page source --csv --print-source cuda >"$out/ncu-$st-source-cuda.csv" 2>"$out/ncu-$st-import.err"
-  ncu --import "$out/ncu-$st.ncu-rep" --page source --csv --print-source cuda,sass 2>>"$out/ncu-$st-import.err" | head -c 300000 >"$out/ncu-$st-source-cuda-sass.csv"
+  ncu --import "$out/ncu-$st.ncu-rep" --page raw --csv >"$out/ncu-$st-raw.csv" 2>"$out/ncu-$st-import.err"
+  ncu --import "$out/ncu-$st.ncu-rep" --page source --csv --print-source cuda >"$out/ncu-$st-source-cuda.csv" 2>>"$out/ncu-$st-import.err"
+  ncu --import "$out/ncu-$st.ncu-rep" --page source --csv --print-source cuda,sass 2>>"$out/ncu-$st-import.err" | head -c 400000 >"$out/ncu-$st-source-cuda-sass.csv"
+  ncu --import "$out/ncu-$st.ncu-rep" --page source --csv --print-source sass 2>>"$out/ncu-$st-import.err" | head -c 400000 >"$out/ncu-$st-source-sass.csv"
+  ncu --import "$out/ncu-$st.ncu-rep" --page raw --csv --print-metric-instances details \
+    --metrics derived__memory_l1_wavefronts_shared_excessive,memory_l1_wavefronts_shared,memory_l1_wavefronts_shared_ideal \
+    2>>"$out/ncu-$st-import.err" | head -c 400000 >"$out/ncu-$st-raw-instances.csv"
   ncu --import "$out/ncu-$st.ncu-rep" --page details --csv >"$out/ncu-$st-details.csv" 2>>"$out/ncu-$st-import.err"
 done
 step "ncu nvtx filter that matches nothing (expect 'No kernels were profiled')"
@@ -51,15 +57,21 @@ timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 --print-limit 
 echo "racecheck exit $?" >>"$out/steps.log"
 
 export GPULAB_BUILD_DIR=$build GPULAB_SOURCE_DIR=$root PYTHONPATH=$root/autograder
-step "grade: starter and reference of ${*:-transpose} (e2e)"
-/usr/bin/time -v python3 autograder/tests/e2e_gpu.py "${@:-transpose}" >"$out/e2e.log" 2>"$out/e2e.time" ; echo "e2e exit $?" >>"$out/steps.log"
-tail -40 "$out/e2e.log"
-step "known-bad suite ($labs)"
-python3 autograder/tests/testdata_suite.py --out "$out/testdata" ${TESTDATA_ARGS:-} $labs >"$out/testdata.log" 2>&1
-echo "testdata exit $?" >>"$out/steps.log"
-tail -30 "$out/testdata.log"
-# Planted-bug sanitizer logs from the suite (write past n, missing __syncthreads) become fixtures.
-find "$out/testdata/graded" -name 'sanitizer-*.log' -exec cp --parents {} "$out/" \; 2>/dev/null
+for lab in ${E2E_LABS:-transpose}; do
+  step "grade: starter and reference of $lab (e2e)"
+  timeout ${E2E_TIMEOUT:-200} python3 autograder/tests/e2e_gpu.py "$lab" >"$out/e2e-$lab.log" 2>&1
+  echo "e2e $lab exit $?" >>"$out/steps.log"
+  grep -E "^e2e_gpu|^total|not run" "$out/e2e-$lab.log" | tail -8
+  cp -r /tmp/gpulab-e2e-* "$out/" 2>/dev/null; rm -rf /tmp/gpulab-e2e-*
+done
+for spec in ${SUITE:-}; do   # lab/name ...
+  lab=${spec%%/*}; name=${spec#*/}
+  step "known-bad: $spec"
+  timeout ${SUITE_TIMEOUT:-120} python3 autograder/tests/testdata_suite.py --out "$out/testdata" --only "$name" "$lab" \
+    >"$out/testdata-$lab-$name.log" 2>&1
+  echo "testdata $spec exit $?" >>"$out/steps.log"
+  grep -E "^testdata:" "$out/testdata-$lab-$name.log" | tail -2
+done
 rm -rf "$out/testdata/submissions"
-find "$out" -name '*.ncu-rep' -size +20M -delete
 step done
+pack

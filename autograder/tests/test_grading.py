@@ -20,7 +20,7 @@ class GradingTest(TempDir, unittest.TestCase):
         super().setUp()
         self.env = env(GPULAB_FAKE_GPU="1", GPULAB_NO_GPU=None, GPULAB_NCU=str(FAKES / "fake_ncu.py"),
                        GPULAB_COMPUTE_SANITIZER=str(FAKES / "fake_sanitizer.py"), FAKE_NCU_SOURCE=None,
-                       FAKE_NCU_DETAILS=None, FAKE_NCU_PERM=None, FAKE_SANITIZER_MEMCHECK=None,
+                       FAKE_NCU_DETAILS=None, FAKE_NCU_PERM=None, FAKE_NCU_RAW=None, FAKE_SANITIZER_MEMCHECK=None,
                        FAKE_SANITIZER_RACECHECK=None, GPULAB_GPU_LOCK=str(self.tmp / "gpu.lock"),
                        GPULAB_SANDBOX_KEEP_ENV="FAKE_SANITIZER_MEMCHECK,FAKE_SANITIZER_RACECHECK")
         self.env.__enter__()
@@ -75,6 +75,11 @@ class GradingTest(TempDir, unittest.TestCase):
         self.assertEqual(sub.points, 0)
         self.assertEqual(len(shared.cases), 3)                   # every case still ran
 
+    def test_cuda_error_does_not_cost_the_stages_after_it(self):
+        sub = self.grade({"naive": {"sticky_error": True}, "shared": GOOD["shared"]})
+        self.assertEqual({c.status for c in self.stage(sub, "naive").cases}, {"error"})
+        self.assertEqual(self.stage(sub, "shared").passed_cases, 3)
+
     def test_forged_output_is_not_a_pass(self):
         for name, b in [("fake json then exit", {"fake_json": True, "exit_early": True}),
                         ("junk lines", {"junk": True, "status": "todo"}),
@@ -92,7 +97,8 @@ class GradingTest(TempDir, unittest.TestCase):
 
     def test_bank_conflicts_lose_exactly_the_conflict_points(self):
         with env(FAKE_NCU_SOURCE=str(FIXTURES / "ncu-source-conflicts-synthetic.csv"),
-                 FAKE_NCU_DETAILS=str(FIXTURES / "ncu-details-synthetic.csv")):
+                 FAKE_NCU_DETAILS=str(FIXTURES / "ncu-details-synthetic.csv"),
+                 FAKE_NCU_RAW=str(FIXTURES / "ncu-raw-conflicts-synthetic.csv")):
             sub = self.grade(GOOD)
         shared = self.stage(sub, "shared")
         self.assertEqual(shared.checks["conflict_free"].points, 0)
@@ -171,15 +177,30 @@ class GradingTest(TempDir, unittest.TestCase):
 class CaseOutcomeTest(unittest.TestCase):
     CASE = Case(Size(1025), "uniform", 1)
 
-    def doc(self, status="pass", n=1025):
-        return json.dumps({"problem": {"n": n, "seed": 1, "distribution": "uniform"},
-                           "results": [{"stage": "naive", "status": status, "message": "m"}]})
+    def doc(self, status="pass", n=1025, **extra):
+        d = {"lab": "scan", "implementation": "student", "device": None,
+             "problem": {"n": n, "seed": 1, "distribution": "uniform"},
+             "results": [{"stage": "naive", "title": "naive", "status": status, "message": "m"}]}
+        d.update(extra)
+        return json.dumps(d)
 
     def test_pass_needs_exit_zero_and_matching_problem(self):
         self.assertEqual(case_outcome(Result([], 0, self.doc(), "", 0.1), "naive", self.CASE).status, "pass")
         self.assertEqual(case_outcome(Result([], 1, self.doc(), "", 0.1), "naive", self.CASE).status, "error")
         self.assertEqual(case_outcome(Result([], 0, self.doc(n=1), "", 0.1), "naive", self.CASE).status, "error")
         self.assertEqual(case_outcome(Result([], 0, "", "", 0.1), "naive", self.CASE).status, "error")
+
+    def test_forged_document_shapes(self):
+        from gpulab.grading import Expect
+        expect = Expect("scan", {"naive": "naive"})
+        ok = case_outcome(Result([], 0, self.doc(), "", 0.1), "naive", self.CASE, expect=expect)
+        self.assertEqual(ok.status, "pass")
+        for bad in (self.doc(lab="transpose"), self.doc(implementation="reference"),
+                    json.dumps({"problem": {"n": 1025, "seed": 1, "distribution": "uniform"},
+                                "results": [{"stage": "naive", "status": "pass"}]})):
+            out = case_outcome(Result([], 0, bad, "", 0.1), "naive", self.CASE, expect=expect)
+            self.assertEqual(out.status, "error")
+            self.assertIn("not the runner's verdict", out.message)
 
     def test_json_after_student_prints(self):
         text = "student says hi\n{not json\n" + self.doc()

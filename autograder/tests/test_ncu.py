@@ -32,6 +32,36 @@ class NcuParseTest(unittest.TestCase):
         self.assertIn("scan.cu:42: 3072 excess wavefronts", text)
         self.assertIn("2.0-way", text)
 
+    def test_raw_page_totals_are_the_verdict(self):
+        raw = fixture("ncu-raw-conflicts-synthetic.csv")
+        t = ncu.totals_from_raw(raw)
+        self.assertEqual((t.excessive, t.wavefronts, t.ideal), (3072, 8192, 5120))
+        self.assertEqual(len(t.kernels), 2)
+        # The CSV source page of CUDA 13's ncu can lack metric columns: the total still holds.
+        rep = ncu.build_report("shared", '"File Path","/x.cu"\n"Line No","Source"\n"42","s[i] = x;"\n', "", raw_csv=raw)
+        self.assertTrue(rep.measured)
+        self.assertEqual(rep.total_excessive, 3072)
+        self.assertEqual(rep.lines, [])
+        self.assertIn("could not be attributed", rep.notes[-1])
+        rep = ncu.build_report("shared", fixture("ncu-source-conflicts-synthetic.csv"), "", raw_csv=raw)
+        self.assertEqual(rep.lines[0].line, 42)
+        self.assertEqual(rep.notes, [])
+        clean = ncu.build_report("p", "", "", raw_csv=fixture("ncu-raw-clean-synthetic.csv"))
+        self.assertTrue(clean.conflict_free)
+        na = ncu.build_report("p", "", "", raw_csv=fixture("ncu-raw-na-synthetic.csv"))
+        self.assertFalse(na.measured)
+        self.assertIn("n/a", na.reason)
+
+    def test_real_details_page(self):
+        text = fixture("ncu-details-real-h200-padded.csv")
+        kernels = ncu.kernels_from_details(text)
+        self.assertEqual(len(kernels), 1)
+        self.assertIn("PaddedLayout", kernels[0])
+        self.assertIsNone(ncu.total_from_details(text))   # conflict-free: no rule message
+
+    def test_nvtx_no_match_real(self):
+        self.assertIn("No kernels were profiled", fixture("ncu-nomatch-real-h200.log"))
+
     def test_clean(self):
         rep = ncu.build_report("padded", fixture("ncu-source-clean-synthetic.csv"), "")
         self.assertTrue(rep.measured and rep.conflict_free)
@@ -61,17 +91,16 @@ class NcuParseTest(unittest.TestCase):
 
     def test_real_captures(self):
         """Every real capture committed parses: a conflicted one names lines, a clean one has none."""
-        for path in sorted(FIXTURES.glob("ncu-*-real*.csv")):
-            if "details" in path.name:
-                continue
+        for path in sorted(FIXTURES.glob("ncu-raw-*real*.csv")):
             with self.subTest(path=path.name):
-                details = path.with_name(path.name.replace("source", "details"))
-                rep = ncu.build_report("x", path.read_text(), details.read_text() if details.exists() else "")
+                source = path.with_name(path.name.replace("raw", "source"))
+                rep = ncu.build_report("x", source.read_text() if source.exists() else "", "",
+                                       raw_csv=path.read_text())
                 self.assertTrue(rep.measured, rep.reason)
                 if "conflict" in path.name and "free" not in path.name:
                     self.assertGreater(rep.total_excessive, 0)
-                    self.assertTrue(rep.lines)
-                    self.assertTrue(all(l.nway and l.nway > 1 for l in rep.lines))
+                    for l in rep.lines:
+                        self.assertGreater(l.nway, 1)
                 if "clean" in path.name:
                     self.assertEqual(rep.total_excessive, 0)
 

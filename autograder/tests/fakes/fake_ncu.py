@@ -14,7 +14,9 @@ if "--export" in args:
     print("==PROF== Report: fake.ncu-rep")
     sys.exit(0)
 page = args[args.index("--page") + 1]
-name = os.environ.get("FAKE_NCU_SOURCE" if page == "source" else "FAKE_NCU_DETAILS")
+name = os.environ.get({"source": "FAKE_NCU_SOURCE", "raw": "FAKE_NCU_RAW"}.get(page, "FAKE_NCU_DETAILS"))
+if page == "raw" and not name:
+    name = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "ncu-raw-clean-synthetic.csv")
 if name:
     sys.stdout.write(open(name).read())
 else:
