@@ -142,42 +142,52 @@ __global__ void __launch_bounds__(1024) colored_spine(int* tile_sums, std::size_
 // ---- round 3: the offset step, two ways -----------------------------------------------------------
 // In: counts[c * 32 + t] = thread t's sum of color c in this page; lane c < d holds `carry`, the
 // sum of color c before this page. Out: counts[c * 32 + t] = carry + sum over threads < t.
+// Both versions walk a row of 32 words the same way: 32 loads, a running sum in registers, 32
+// stores, all independent, so that the loads of a lane can be in flight together and the time
+// of the walk is the shared-memory pipe's: 64 requests of d wavefronts each (direct) or of one
+// (conflict-free, plus 2 d requests for the transposes).
+__device__ __forceinline__ int walk_row(int* row, int stride, int carry) {
+  int x[32];
+#pragma unroll
+  for (int j = 0; j < 32; ++j) x[j] = row[j * stride];
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    const int v = x[j];
+    x[j] = carry;
+    carry += v;
+  }
+#pragma unroll
+  for (int j = 0; j < 32; ++j) row[j * stride] = x[j];
+  return carry;
+}
+
 __device__ __forceinline__ int offsets_direct(WarpShared& s, int d, int carry) {
   const int lane = lane_id();
-  if (lane < d) {
-    int running = carry;
-    for (int j = 0; j < 32; ++j) {
-      int& slot = s.counts[lane * 32 + j];  // lanes 0..d-1 all in bank j: d-way conflict
-      const int x = slot;
-      slot = running;
-      running += x;
-    }
-    carry = running;
-  }
+  // Lane c walks counts[c * 32 + j]: at every j, lanes 0..d-1 are all in bank j (d-way conflict).
+  if (lane < d) carry = walk_row(&s.counts[lane * 32], 1, carry);
   return carry;
 }
 
 __device__ __forceinline__ int offsets_conflict_free(WarpShared& s, int d, int carry) {
   const int lane = lane_id();
-  for (int c = 0; c < d; ++c) s.trans[lane * kTransposeStride + c] = s.counts[c * 32 + lane];
+  // counts (d rows of 32) -> trans (32 rows of stride 17): row t holds thread t's d sums, and
+  // column c lies in the banks (17 j + c) mod 32, distinct for the d lanes of one step.
+#pragma unroll
+  for (int c = 0; c < kMaxColors; ++c)
+    if (c < d) s.trans[lane * kTransposeStride + c] = s.counts[c * 32 + lane];
   __syncwarp();
-  if (lane < d) {
-    int running = carry;
-    for (int j = 0; j < 32; ++j) {
-      int& slot = s.trans[j * kTransposeStride + lane];  // lanes 0..d-1 in banks j*17 + 0..d-1
-      const int x = slot;
-      slot = running;
-      running += x;
-    }
-    carry = running;
-  }
+  if (lane < d) carry = walk_row(&s.trans[lane], kTransposeStride, carry);
   __syncwarp();
-  for (int c = 0; c < d; ++c) s.counts[c * 32 + lane] = s.trans[lane * kTransposeStride + c];
+#pragma unroll
+  for (int c = 0; c < kMaxColors; ++c)
+    if (c < d) s.counts[c * 32 + lane] = s.trans[lane * kTransposeStride + c];
   return carry;
 }
 
+// At most 5 blocks of 38 KB fit in an SM's shared memory; the register cap lets both versions
+// reach them (without it the conflict-free one needs more registers and runs fewer warps).
 template <bool kConflictFree>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+__global__ void __launch_bounds__(kWarpsPerBlock * 32, 5)
     colored_scan(const int* __restrict__ values, const std::uint8_t* __restrict__ colors, int* __restrict__ out,
                  std::size_t n, Tiles tiles, int d, const int* __restrict__ tile_offsets) {
   __shared__ WarpShared shared[kWarpsPerBlock];
@@ -204,26 +214,24 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     for (int c = 0; c < d; ++c) s.counts[c * 32 + lane] = 0;
     __syncwarp();
     // 2. Thread t sums its 32 elements per color, in its own bank.
-    int mine[32];
     unsigned my_colors[8];
 #pragma unroll
     for (int q = 0; q < 8; ++q) my_colors[q] = s.colors[padded(8 * lane + q)];
 #pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      mine[j] = s.values[padded(32 * lane + j)];
-      s.counts[color_of(my_colors, j) * 32 + lane] += mine[j];
-    }
+    for (int j = 0; j < 32; ++j) s.counts[color_of(my_colors, j) * 32 + lane] += s.values[padded(32 * lane + j)];
     __syncwarp();
     // 3. The offset step.
     carry = kConflictFree ? offsets_conflict_free(s, d, carry) : offsets_direct(s, d, carry);
     __syncwarp();
-    // 4. Thread t replaces its elements by the running offset of their color.
+    // 4. Thread t replaces its elements by the running offset of their color (the values are read
+    //    again rather than kept in 32 registers: the offset step needs those registers).
 #pragma unroll
     for (int j = 0; j < 32; ++j) {
       int& slot = s.counts[color_of(my_colors, j) * 32 + lane];
+      int& value = s.values[padded(32 * lane + j)];
       const int o = slot;
-      slot = o + mine[j];
-      s.values[padded(32 * lane + j)] = o;
+      slot = o + value;
+      value = o;
     }
     __syncwarp();
     // 5. Write the page back, coalesced.

@@ -16,9 +16,7 @@ namespace scan {
 
 namespace {
 
-constexpr int kVectorsPerThread = 4;                      // int4 loads in flight per thread
-constexpr int kItemsPerThread = 4 * kVectorsPerThread;    // 16 ints
-constexpr int kWarpSegment = 32 * kItemsPerThread;        // 512 elements per warp per page
+constexpr int kVectorsPerThread = 4;  // int4 loads in flight per thread: 16 ints
 constexpr unsigned kFullMask = 0xffffffffu;
 
 __device__ __forceinline__ int lane_id() { return threadIdx.x & 31; }
@@ -43,8 +41,14 @@ __device__ __forceinline__ int warp_sum(int x) {
 // 4 consecutive ints at in[i], zeros past `end`. i is a multiple of 4 and in is 16-byte aligned,
 // so the fast path is one 128-bit load (seed 000, Appendix B: vector loads fill the memory pipes
 // with a quarter of the instructions).
+// kStreaming: the "evict first" cache hint (ld.global.cs / st.global.cs): every element is touched
+// once, so there is no point keeping it in the L2.
+template <bool kStreaming = false>
 __device__ __forceinline__ int4 load_vector(const int* __restrict__ in, std::size_t i, std::size_t end) {
-  if (i + 3 < end) return *reinterpret_cast<const int4*>(in + i);
+  if (i + 3 < end) {
+    if constexpr (kStreaming) return __ldcs(reinterpret_cast<const int4*>(in + i));
+    else return *reinterpret_cast<const int4*>(in + i);
+  }
   int4 v{0, 0, 0, 0};
   if (i < end) v.x = in[i];
   if (i + 1 < end) v.y = in[i + 1];
@@ -52,9 +56,11 @@ __device__ __forceinline__ int4 load_vector(const int* __restrict__ in, std::siz
   return v;
 }
 
+template <bool kStreaming = false>
 __device__ __forceinline__ void store_vector(int* __restrict__ out, std::size_t i, std::size_t end, int4 v) {
   if (i + 3 < end) {
-    *reinterpret_cast<int4*>(out + i) = v;
+    if constexpr (kStreaming) __stcs(reinterpret_cast<int4*>(out + i), v);
+    else *reinterpret_cast<int4*>(out + i) = v;
     return;
   }
   if (i < end) out[i] = v.x;
@@ -64,54 +70,58 @@ __device__ __forceinline__ void store_vector(int* __restrict__ out, std::size_t 
 
 __device__ __forceinline__ int vector_sum(int4 v) { return v.x + v.y + v.z + v.w; }
 
-// ---- the page: kBlock threads x 16 ints, in registers -----------------------------------------
+// ---- the page: kBlock threads x 4 kVectors ints, in registers ------------------------------------
 //
-// Warp w of the block owns the 512 consecutive elements [w * 512, (w + 1) * 512) of the page;
-// its lane l holds the vectors at w * 512 + j * 128 + 4 l, j = 0..3. Every load instruction of a
-// warp therefore reads 512 contiguous bytes, and the scan order of the page is (warp, j, lane, x..w).
+// Warp w of the block owns the S = 128 kVectors consecutive elements [w S, (w + 1) S) of the
+// page; its lane l holds the vectors at w S + 128 j + 4 l, j = 0 .. kVectors-1. Every load
+// instruction of a warp therefore reads 512 contiguous bytes, and the scan order of the page is
+// (warp, j, lane, x..w).
 
-template <int kBlock>
+template <int kBlock, int kVectors = kVectorsPerThread>
 struct PageScan {
   static constexpr int kWarps = kBlock / 32;
-  static constexpr int kPage = kBlock * kItemsPerThread;
+  static constexpr int kWarpSegment = 128 * kVectors;
+  static constexpr int kPage = kBlock * 4 * kVectors;
 
   static __device__ __forceinline__ std::size_t vector_index(std::size_t page_base, int j) {
     return page_base + static_cast<std::size_t>(warp_id()) * kWarpSegment + j * 128 + 4 * lane_id();
   }
 
+  template <bool kStreaming = false>
   static __device__ __forceinline__ void load(const int* __restrict__ in, std::size_t page_base, std::size_t end,
-                                              int4 (&v)[kVectorsPerThread]) {
+                                              int4 (&v)[kVectors]) {
 #pragma unroll
-    for (int j = 0; j < kVectorsPerThread; ++j) v[j] = load_vector(in, vector_index(page_base, j), end);
+    for (int j = 0; j < kVectors; ++j) v[j] = load_vector<kStreaming>(in, vector_index(page_base, j), end);
   }
 
+  template <bool kStreaming = false>
   static __device__ __forceinline__ void store(int* __restrict__ out, std::size_t page_base, std::size_t end,
-                                               const int4 (&v)[kVectorsPerThread]) {
+                                               const int4 (&v)[kVectors]) {
 #pragma unroll
-    for (int j = 0; j < kVectorsPerThread; ++j) store_vector(out, vector_index(page_base, j), end, v[j]);
+    for (int j = 0; j < kVectors; ++j) store_vector<kStreaming>(out, vector_index(page_base, j), end, v[j]);
   }
 
-  // Phase 1: the warp scans its segment in registers (four interleaved shuffle scans, one per j)
+  // Phase 1: the warp scans its segment in registers (kVectors interleaved shuffle scans, one per j)
   // and publishes its total in warp_totals[warp]. `within_warp` receives, per j, the exclusive
   // prefix of this lane's vector inside the warp's segment.
-  static __device__ __forceinline__ void scan_warp_segment(const int4 (&v)[kVectorsPerThread],
-                                                           int (&within_warp)[kVectorsPerThread],
+  static __device__ __forceinline__ void scan_warp_segment(const int4 (&v)[kVectors],
+                                                           int (&within_warp)[kVectors],
                                                            int* warp_totals) {
-    int sum[kVectorsPerThread], inclusive[kVectorsPerThread];
+    int sum[kVectors], inclusive[kVectors];
 #pragma unroll
-    for (int j = 0; j < kVectorsPerThread; ++j) inclusive[j] = sum[j] = vector_sum(v[j]);
+    for (int j = 0; j < kVectors; ++j) inclusive[j] = sum[j] = vector_sum(v[j]);
     const int lane = lane_id();
 #pragma unroll
     for (int d = 1; d < 32; d <<= 1) {
 #pragma unroll
-      for (int j = 0; j < kVectorsPerThread; ++j) {
+      for (int j = 0; j < kVectors; ++j) {
         const int y = __shfl_up_sync(kFullMask, inclusive[j], d);
         if (lane >= d) inclusive[j] += y;
       }
     }
     int before = 0;
 #pragma unroll
-    for (int j = 0; j < kVectorsPerThread; ++j) {
+    for (int j = 0; j < kVectors; ++j) {
       within_warp[j] = before + inclusive[j] - sum[j];
       before += __shfl_sync(kFullMask, inclusive[j], 31);
     }
@@ -134,10 +144,10 @@ struct PageScan {
   }
 
   // Phase 3: each element becomes its exclusive prefix plus `base`.
-  static __device__ __forceinline__ void apply(int4 (&v)[kVectorsPerThread], const int (&within_warp)[kVectorsPerThread],
+  static __device__ __forceinline__ void apply(int4 (&v)[kVectors], const int (&within_warp)[kVectors],
                                                int base) {
 #pragma unroll
-    for (int j = 0; j < kVectorsPerThread; ++j) {
+    for (int j = 0; j < kVectors; ++j) {
       const int4 x = v[j];
       int4 e;
       e.x = base + within_warp[j];
@@ -151,26 +161,26 @@ struct PageScan {
 
 // ---- round 1: reduce. Block `tile` sums in[tile * tile_size, ...) into tile_sums[tile] --------
 //
-// tile_size is a multiple of 4. The block walks its tile in chunks of kBlock * 16 elements from
-// the last chunk to the first: when round 3 starts at the front of every tile, the chunks read
+// tile_size is a multiple of 4. The block walks its tile in chunks of kBlock * 4 kVectors elements
+// from the last chunk to the first: when round 3 starts at the front of every tile, the chunks read
 // last here are still in the L2 (a cache the PEM model does not have; it helps most when n * 4
 // bytes is not much larger than the L2).
-template <int kBlock>
+template <int kBlock, int kVectors = kVectorsPerThread>
 __global__ void __launch_bounds__(kBlock) reduce_tiles(const int* __restrict__ in, std::size_t n, std::size_t tile_size,
                                                        int* __restrict__ tile_sums) {
   __shared__ int warp_sums[kBlock / 32];
-  constexpr std::size_t kChunk = static_cast<std::size_t>(kBlock) * kItemsPerThread;
+  constexpr std::size_t kChunk = static_cast<std::size_t>(kBlock) * 4 * kVectors;
   const std::size_t begin = static_cast<std::size_t>(blockIdx.x) * tile_size;
   const std::size_t end = begin + tile_size < n ? begin + tile_size : n;
   const std::size_t chunks = ceil_div(end - begin, kChunk);
   int sum = 0;
   for (std::size_t c = chunks; c-- > 0;) {
-    int4 v[kVectorsPerThread];
+    int4 v[kVectors];
 #pragma unroll
-    for (int j = 0; j < kVectorsPerThread; ++j)
+    for (int j = 0; j < kVectors; ++j)
       v[j] = load_vector(in, begin + c * kChunk + 4 * (static_cast<std::size_t>(j) * kBlock + threadIdx.x), end);
 #pragma unroll
-    for (int j = 0; j < kVectorsPerThread; ++j) sum += vector_sum(v[j]);
+    for (int j = 0; j < kVectors; ++j) sum += vector_sum(v[j]);
   }
   sum = warp_sum(sum);
   if (lane_id() == 0) warp_sums[warp_id()] = sum;
@@ -208,18 +218,18 @@ __global__ void __launch_bounds__(1024) spine_scan(int* data, std::size_t count)
 }
 
 // ---- round 3: scan. Block `tile` scans its tile page by page, starting from tile_offsets[tile].
-template <int kBlock>
+template <int kBlock, int kVectors = kVectorsPerThread>
 __global__ void __launch_bounds__(kBlock) scan_tiles(const int* __restrict__ in, int* __restrict__ out, std::size_t n,
                                                      std::size_t tile_size, const int* __restrict__ tile_offsets) {
-  using Page = PageScan<kBlock>;
+  using Page = PageScan<kBlock, kVectors>;
   __shared__ int warp_totals[2][Page::kWarps];  // double-buffered: one barrier per page
   const std::size_t begin = static_cast<std::size_t>(blockIdx.x) * tile_size;
   const std::size_t end = begin + tile_size < n ? begin + tile_size : n;
   int carry = tile_offsets[blockIdx.x];
   int parity = 0;
   for (std::size_t page = begin; page < end; page += Page::kPage, parity ^= 1) {
-    int4 v[kVectorsPerThread];
-    int within_warp[kVectorsPerThread];
+    int4 v[kVectors];
+    int within_warp[kVectors];
     Page::load(in, page, end, v);
     Page::scan_warp_segment(v, within_warp, warp_totals[parity]);
     __syncthreads();
@@ -252,17 +262,18 @@ Tiling tile_evenly(std::size_t n, std::size_t processors, std::size_t granule) {
   return t;
 }
 
-template <int kBlock>
+template <int kBlock, int kVectors = kVectorsPerThread>
 void three_round(const int* d_in, int* d_out, std::size_t n, ScanWorkspace& ws) {
-  static const int blocks_per_sm = resident_blocks_per_sm(scan_tiles<kBlock>, kBlock);
-  const Tiling t = tile_evenly(n, static_cast<std::size_t>(ws.multiprocessors) * blocks_per_sm, PageScan<kBlock>::kPage);
+  static const int blocks_per_sm = resident_blocks_per_sm(scan_tiles<kBlock, kVectors>, kBlock);
+  const Tiling t =
+      tile_evenly(n, static_cast<std::size_t>(ws.multiprocessors) * blocks_per_sm, PageScan<kBlock, kVectors>::kPage);
   int* tile_sums = ws.take(t.tiles);
   const unsigned grid = static_cast<unsigned>(t.tiles);
-  reduce_tiles<kBlock><<<grid, kBlock>>>(d_in, n, t.tile_size, tile_sums);
+  reduce_tiles<kBlock, kVectors><<<grid, kBlock>>>(d_in, n, t.tile_size, tile_sums);
   GPULAB_CHECK_LAUNCH();
   spine_scan<<<1, 1024>>>(tile_sums, t.tiles);
   GPULAB_CHECK_LAUNCH();
-  scan_tiles<kBlock><<<grid, kBlock>>>(d_in, d_out, n, t.tile_size, tile_sums);
+  scan_tiles<kBlock, kVectors><<<grid, kBlock>>>(d_in, d_out, n, t.tile_size, tile_sums);
   GPULAB_CHECK_LAUNCH();
 }
 
@@ -349,11 +360,18 @@ void alpha_matrix_dispatch(int alpha, const int* d_in, int* d_out, std::size_t n
 
 // ---- single-pass: decoupled look-back (Merrill & Garland 2016) ------------------------------------
 //
-// Each block takes the next tile (a page of kBlock * 16 elements) from an atomic counter, so a
-// tile's predecessors have all started: waiting on them cannot deadlock. It publishes its
-// aggregate (status A), looks back over its predecessors' descriptors until it meets an inclusive
-// prefix (status P), adds the aggregates it passed, and publishes its own inclusive prefix. Status
-// and value share one 64-bit word, so a reader never sees a status with a stale value.
+// Block i scans tile i (a page of kBlock * 4 kVectors elements), publishes its aggregate (status
+// A), looks back over its predecessors' descriptors until it meets an inclusive prefix (status
+// P), adds the aggregates it passed, and publishes its own inclusive prefix. Status and value
+// share one 64-bit word, so a reader never sees a status with a stale value.
+//
+// Which tile a block scans: blockIdx.x, as CUB does. That relies on the hardware dispatching
+// blocks in index order, so that every predecessor a block waits for is already running (the
+// CUDA model does not promise it; every NVIDIA GPU does it). TileOrder::atomic_counter takes the
+// tile from a global counter instead, which guarantees progress, but puts one round trip to the
+// L2 in front of every block's first load (README, question 9).
+enum class TileOrder { block_index, atomic_counter };
+
 constexpr unsigned long long kStatusNone = 0, kStatusAggregate = 1, kStatusPrefix = 2;
 
 __device__ __forceinline__ unsigned long long pack_status(unsigned long long status, int value) {
@@ -366,7 +384,9 @@ __device__ __forceinline__ void publish(unsigned long long* descriptors, std::si
   d.store(pack_status(status, value), cuda::memory_order_relaxed);
 }
 
-// Warp 0 of a tile > 0: the exclusive prefix of `tile`.
+// Warp 0 of a tile > 0: the exclusive prefix of `tile`. kBackoffNs > 0 sleeps between polls of a
+// descriptor that is not ready, so that spinning warps leave the L2 to the loads.
+template <int kBackoffNs>
 __device__ int look_back(unsigned long long* descriptors, std::size_t tile) {
   const int lane = lane_id();
   int exclusive = 0;
@@ -376,9 +396,11 @@ __device__ int look_back(unsigned long long* descriptors, std::size_t tile) {
     unsigned long long word = pack_status(kStatusPrefix, 0);  // before tile 0: an empty prefix
     if (predecessor >= 0) {
       cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> d(descriptors[predecessor]);
-      do {
+      word = d.load(cuda::memory_order_relaxed);
+      while ((word >> 32) == kStatusNone) {
+        if constexpr (kBackoffNs > 0) __nanosleep(kBackoffNs);
         word = d.load(cuda::memory_order_relaxed);
-      } while ((word >> 32) == kStatusNone);
+      }
     }
     const int value = static_cast<int>(static_cast<unsigned>(word));
     const unsigned prefixes = __ballot_sync(kFullMask, (word >> 32) == kStatusPrefix);
@@ -392,21 +414,31 @@ __device__ int look_back(unsigned long long* descriptors, std::size_t tile) {
   }
 }
 
-template <int kBlock>
+// The knobs of one configuration (results/tune_single_pass.cu is the bench that chose the defaults):
+//   kVectors    int4 per thread: a tile is kBlock * 4 * kVectors elements
+//   kBackoffNs  sleep between polls of a descriptor that has no status yet
+//   kDelayNs    sleep after publishing the aggregate, before looking back (CUB's "L2 write
+//               latency": by then the predecessors have usually published their inclusive
+//               prefixes, so one window of 32 suffices and the L2 sees fewer polls)
+//   kStreaming  evict-first loads and stores
+template <int kBlock, int kVectors, TileOrder kOrder, int kBackoffNs, int kDelayNs, bool kStreaming>
 __global__ void __launch_bounds__(kBlock) single_pass_scan(const int* __restrict__ in, int* __restrict__ out,
                                                            std::size_t n, unsigned long long* descriptors,
                                                            unsigned* tile_counter) {
-  using Page = PageScan<kBlock>;
+  using Page = PageScan<kBlock, kVectors>;
   __shared__ int warp_totals[Page::kWarps];
   __shared__ unsigned tile_slot;
   __shared__ int tile_exclusive;
-  if (threadIdx.x == 0) tile_slot = atomicAdd(tile_counter, 1u);
-  __syncthreads();
-  const std::size_t tile = tile_slot;
+  std::size_t tile = blockIdx.x;
+  if constexpr (kOrder == TileOrder::atomic_counter) {
+    if (threadIdx.x == 0) tile_slot = atomicAdd(tile_counter, 1u);
+    __syncthreads();
+    tile = tile_slot;
+  }
   const std::size_t page = tile * Page::kPage;
-  int4 v[kVectorsPerThread];
-  int within_warp[kVectorsPerThread];
-  Page::load(in, page, n, v);
+  int4 v[kVectors];
+  int within_warp[kVectors];
+  Page::template load<kStreaming>(in, page, n, v);
   Page::scan_warp_segment(v, within_warp, warp_totals);
   __syncthreads();
   int aggregate;
@@ -417,19 +449,38 @@ __global__ void __launch_bounds__(kBlock) single_pass_scan(const int* __restrict
       if (lane_id() == 0) publish(descriptors, tile, kStatusPrefix, aggregate);
     } else {
       if (lane_id() == 0) publish(descriptors, tile, kStatusAggregate, aggregate);
-      exclusive = look_back(descriptors, tile);
+      if constexpr (kDelayNs > 0)
+        if (gridDim.x >= 512) __nanosleep(kDelayNs);  // small grids: the predecessors are done already
+      exclusive = look_back<kBackoffNs>(descriptors, tile);
       if (lane_id() == 0) publish(descriptors, tile, kStatusPrefix, exclusive + aggregate);
     }
     if (lane_id() == 0) tile_exclusive = exclusive;
   }
   __syncthreads();
   Page::apply(v, within_warp, tile_exclusive + offset);
-  Page::store(out, page, n, v);
+  Page::template store<kStreaming>(out, page, n, v);
 }
 
-template <int kBlock>
+// The configuration measured best on an H200 with the default block of 128 threads
+// (labs/scan/results/tune-single-pass.log); gpu_measure.sh builds the reference with the winner
+// of that bench (-DSCAN_SP_...), and these defaults are that winner.
+#ifndef SCAN_SP_VECTORS
+#define SCAN_SP_VECTORS 8
+#endif
+#ifndef SCAN_SP_BACKOFF_NS
+#define SCAN_SP_BACKOFF_NS 0
+#endif
+#ifndef SCAN_SP_DELAY_NS
+#define SCAN_SP_DELAY_NS 0
+#endif
+#ifndef SCAN_SP_STREAMING
+#define SCAN_SP_STREAMING 0
+#endif
+
+template <int kBlock, int kVectors = SCAN_SP_VECTORS, TileOrder kOrder = TileOrder::block_index,
+          int kBackoffNs = SCAN_SP_BACKOFF_NS, int kDelayNs = SCAN_SP_DELAY_NS, bool kStreaming = (SCAN_SP_STREAMING != 0)>
 void single_pass(const int* d_in, int* d_out, std::size_t n, ScanWorkspace& ws) {
-  const std::size_t tiles = ceil_div(n, PageScan<kBlock>::kPage);
+  const std::size_t tiles = ceil_div(n, PageScan<kBlock, kVectors>::kPage);
   // Descriptors (8 bytes per tile) and the tile counter, all zero = "no status yet" before the run.
   // A memset is not a kernel launch: the model's count stays at one round.
   const std::size_t ints = 2 * tiles + 1;
@@ -437,7 +488,8 @@ void single_pass(const int* d_in, int* d_out, std::size_t n, ScanWorkspace& ws) 
   GPULAB_CUDA_CHECK(cudaMemsetAsync(state, 0, ints * sizeof(int)));
   auto* descriptors = reinterpret_cast<unsigned long long*>(state);
   auto* counter = reinterpret_cast<unsigned*>(state + 2 * tiles);
-  single_pass_scan<kBlock><<<static_cast<unsigned>(tiles), kBlock>>>(d_in, d_out, n, descriptors, counter);
+  single_pass_scan<kBlock, kVectors, kOrder, kBackoffNs, kDelayNs, kStreaming>
+      <<<static_cast<unsigned>(tiles), kBlock>>>(d_in, d_out, n, descriptors, counter);
   GPULAB_CHECK_LAUNCH();
 }
 
