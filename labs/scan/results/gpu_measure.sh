@@ -70,8 +70,13 @@ step "all stages at n = 2^28"
 if [ "$mode" = check ]; then
   timeout 120 "$run" run --n 268435456 --where gpu > "$out/run-n268435456.log" 2>&1
 else
-  timeout 150 "$run" run --n 268435456 > "$out/run-n268435456.log" 2>&1
-  timeout 150 "$run" run --n 268435456 --where gpu --format json > "$out/run-n268435456.json" 2>>"$out/run-n268435456.log"
+  timeout 150 "$run" run --n 268435456 --format json > "$out/run-n268435456.json" 2>"$out/run-n268435456.log"
+  python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d['results']:
+    print(f\"{r['stage']:32s} {r['status']:5s} {r['median_ms'] or 0:10.4f} ms {r['gbps'] or 0:8.1f} GB/s {r['percent_of_copy'] or 0:5.1f} %\")
+" "$out/run-n268435456.json" >> "$out/run-n268435456.log"
 fi
 cat "$out/run-n268435456.log"
 
@@ -96,7 +101,7 @@ timeout 100 compute-sanitizer --tool memcheck --error-exitcode 9 "$run" run --n 
   > "$out/memcheck.log" 2>&1; echo "memcheck exit $?" | tee -a "$out/memcheck.log"
 timeout 100 compute-sanitizer --tool racecheck --error-exitcode 9 "$run" run --n 5000 --no-time --where gpu \
   > "$out/racecheck.log" 2>&1; echo "racecheck exit $?" | tee -a "$out/racecheck.log"
-tail -3 "$out/memcheck.log" "$out/racecheck.log"
+tail -n 3 "$out/memcheck.log" "$out/racecheck.log"
 
 if [ "$mode" = check ]; then
   step "block sizes of the fast stages at 2^28"
@@ -112,7 +117,8 @@ if [ "$mode" = final ]; then
     n=16777216
     [ "$e" = alpha-sweep ] && n=134217728
     [ "$e" = colors-sweep ] && n=67108864
-    timeout 300 "$run" experiment "$e" --n $n --csv "$out/$e.csv" > "$out/$e.log" 2>&1
+    timeout 200 "$run" experiment "$e" --n $n --csv "$out/$e.csv" > "$out/$e.log" 2>&1
+    tail -3 "$out/$e.log"
   done
 fi
 step "done"
