@@ -280,6 +280,12 @@ class Grader:
             if not br.ok or br.runner is None:
                 lg.status, lg.message = "compile-error", br.log
                 return
+            if br.symbol_problems:
+                lg.status = "rejected"
+                lg.message = "the compiled submission replaces or patches code it must not:\n" + "\n".join(br.symbol_problems)
+                return
+            if br.symbol_note:
+                lg.notes.append(br.symbol_note)
             self.sandbox.make_runnable(br.runner)
             logs = out / "logs" / lab
             logs.mkdir(parents=True, exist_ok=True)

@@ -17,11 +17,11 @@ import shutil
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from gpulab import handout, proc
+from gpulab import handout, proc, symbols
 from gpulab.errors import EXIT_INTERNAL, GpulabError
 
 CONFIGURE_TIMEOUT = 600
@@ -65,6 +65,8 @@ class BuildResult:
     runner: Path | None
     log: str
     seconds: float
+    symbol_problems: list[str] = field(default_factory=list)
+    symbol_note: str = ""
 
 
 def trim_compiler_output(text: str, root: Path | None = None, limit: int = 4000) -> str:
@@ -93,6 +95,7 @@ class Slot:
         self.src = root / "course"
         self.build = root / "build"
         self.cache = cache
+        self._protected: set[str] | None = None
 
     def _stamp(self) -> str:
         """Identifies the pristine content: a hash of every exported file's path, size and mtime."""
@@ -154,8 +157,21 @@ class Slot:
         dest.mkdir(parents=True, exist_ok=True)
         out = dest / target
         shutil.copy2(runner, out)
+        problems, note = self.check_symbols(lab, list(contents))
         self.restore(lab, student_files)
-        return BuildResult(True, out, log, time.monotonic() - start)
+        return BuildResult(True, out, log, time.monotonic() - start, problems, note)
+
+    def check_symbols(self, lab: str, files: list[str]) -> tuple[list[str], str]:
+        """nm over the student's objects (see symbols.py); a missing object only skips the check."""
+        obj_dir = self.build / "labs" / lab / "CMakeFiles" / f"{lab}-student.dir"
+        objects = [obj_dir / f"{f}.o" for f in files if f.endswith((".cu", ".cpp", ".cc", ".cxx"))]
+        objects = [o for o in objects if o.is_file()]
+        if not objects:
+            return [], "symbol check not run (student objects not found)"
+        if self._protected is None:
+            archive = self.build / "common" / "libgpulab_common.a"
+            self._protected = symbols.strong_definitions(archive) if archive.is_file() else set()
+        return symbols.check_objects(objects, self._protected)
 
 
 class Workspace:

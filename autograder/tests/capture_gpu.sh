@@ -19,10 +19,18 @@ step() { pack; echo "== $(date -u +%T) $*" | tee -a "$out/steps.log"; }
 step configure
 cmake --preset gpu -DCMAKE_PREFIX_PATH="$root/.deps/usr" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 step build
-labs=${LABS:-transpose}
-targets="gpulab-info"
-for l in $labs; do targets="$targets gpulab-$l-student gpulab-$l-reference"; done
-cmake --build --preset gpu -j16 --target $targets >"$out/build.log" 2>&1 || { grep -m20 -i error "$out/build.log"; exit 1; }
+# Each lab builds on its own: a lab that does not build is reported and left out, not fatal.
+built=""
+cmake --build --preset gpu -j16 --target gpulab-info >"$out/build.log" 2>&1 || { grep -m20 -i error "$out/build.log"; exit 1; }
+for l in ${LABS:-transpose}; do
+  if cmake --build --preset gpu -j16 --target "gpulab-$l-student" "gpulab-$l-reference" >>"$out/build.log" 2>&1; then
+    built="$built $l"
+  else
+    echo "build of lab $l FAILED: left out" | tee -a "$out/steps.log"; grep -m5 -i error "$out/build.log"
+  fi
+done
+labs=${built# }
+[ -n "$labs" ] || exit 1
 ref=$build/labs/transpose/gpulab-transpose-reference
 
 step "sandbox preflight (unshare -n, setpriv nobody, prlimit)"
@@ -57,7 +65,8 @@ timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 --print-limit 
 echo "racecheck exit $?" >>"$out/steps.log"
 
 export GPULAB_BUILD_DIR=$build GPULAB_SOURCE_DIR=$root PYTHONPATH=$root/autograder
-for lab in ${E2E_LABS:-transpose}; do
+for lab in ${E2E_LABS:-$labs}; do
+  case " $labs " in *" $lab "*) ;; *) echo "e2e $lab: not built, skipped" >>"$out/steps.log"; continue;; esac
   step "grade: starter and reference of $lab (e2e)"
   timeout ${E2E_TIMEOUT:-200} python3 autograder/tests/e2e_gpu.py "$lab" >"$out/e2e-$lab.log" 2>&1
   echo "e2e $lab exit $?" >>"$out/steps.log"
@@ -66,6 +75,7 @@ for lab in ${E2E_LABS:-transpose}; do
 done
 for spec in ${SUITE:-}; do   # lab/name ...
   lab=${spec%%/*}; name=${spec#*/}
+  case " $labs " in *" $lab "*) ;; *) echo "testdata $spec: lab not built, skipped" >>"$out/steps.log"; continue;; esac
   step "known-bad: $spec"
   timeout ${SUITE_TIMEOUT:-120} python3 autograder/tests/testdata_suite.py --out "$out/testdata" --only "$name" "$lab" \
     >"$out/testdata-$lab-$name.log" 2>&1

@@ -1,0 +1,76 @@
+"""What the student's compiled objects define and call: a link-time check that student code does
+not replace the harness or the runtime (symbol interposition) or reach for process-level tricks.
+
+The student's files are linked into the runner that times and checks them. A definition of a
+function that common/ or the C runtime / CUDA runtime also defines would win over it at link or
+load time (e.g. a fake `gpulab::measure_gpu` or `cudaEventElapsedTime`), and code patching needs
+`mprotect`/`dlsym`/`ptrace`. None of these has a place in a lab, so each rejects the lab.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from gpulab import proc
+
+FORBIDDEN_CALLS = {"mprotect", "dlopen", "dlsym", "dlvsym", "ptrace", "process_vm_writev", "process_vm_readv",
+                   "syscall", "fork", "vfork", "execve", "execv", "execvp", "execl", "execlp", "system", "popen",
+                   "posix_spawn", "posix_spawnp", "clone", "prctl", "setrlimit", "prlimit", "prlimit64",
+                   "kill", "unshare", "chroot", "mount"}
+STRONG = set("TDBR")
+
+
+def _nm(args: list[str]) -> list[tuple[str, str]] | None:
+    """(type letter, name) rows of `nm args`, or None when nm is unavailable or fails."""
+    nm = shutil.which("nm")
+    if nm is None:
+        return None
+    res = proc.run([nm, *args], timeout=120)
+    if not res.ok:
+        return None
+    rows = []
+    for line in res.stdout.splitlines():
+        m = re.match(r"^\s*(?:[0-9a-fA-F]+\s+)?([A-Za-z])\s+(\S+)$", line)
+        if m:
+            rows.append((m.group(1), m.group(2)))
+    return rows
+
+
+def strong_definitions(archive: Path) -> set[str] | None:
+    """Names that common/'s library defines strongly (what a student definition would replace)."""
+    rows = _nm(["--defined-only", "-g", str(archive)])
+    return None if rows is None else {n for t, n in rows if t in STRONG}
+
+
+def _demangle(name: str) -> str:
+    cxxfilt = shutil.which("c++filt")
+    if not cxxfilt or not name.startswith("_Z"):
+        return name
+    res = proc.run([cxxfilt, name], timeout=10)
+    return res.stdout.strip() or name
+
+
+def check_objects(objects: list[Path], protected: set[str] | None) -> tuple[list[str], str]:
+    """(problems, note): problems reject the lab; a note says when the check could not run."""
+    problems: list[str] = []
+    for obj in objects:
+        defined = _nm(["--defined-only", "-g", str(obj)])
+        undefined = _nm(["--undefined-only", str(obj)])
+        if defined is None or undefined is None:
+            return [], "symbol check not run (nm not found or failed)"
+        for t, name in defined:
+            if name.startswith("DW.ref.") or name.startswith("__nv") or name.startswith("__cuda"):
+                continue
+            if not name.startswith("_Z"):
+                problems.append(f"{obj.name}: defines the C function/variable `{name}` (would replace the "
+                                "runtime's or the harness's; student code needs no extern \"C\" definitions)")
+            elif protected and name in protected:
+                problems.append(f"{obj.name}: defines `{_demangle(name)}`, which common/ defines: it would replace "
+                                "the harness's code")
+        for _, name in undefined:
+            base = name.split("@")[0]
+            if base in FORBIDDEN_CALLS:
+                problems.append(f"{obj.name}: calls `{base}`, which a lab has no use for (process or memory tricks)")
+    return problems, ""
