@@ -152,6 +152,7 @@ class Grader:
         self._rubrics: dict[str, Rubric] = {}
         self._refs: dict[str, Path | None] = {}
         self._tables: dict[str, dict[str, dict[str, Any]]] = {}
+        self._verify: dict[str, Path | None] = {}
 
     @staticmethod
     def _device_name() -> str:
@@ -341,22 +342,74 @@ class Grader:
                 jobs.append((case, runnable))
         with ThreadPoolExecutor(max_workers=self.parallel) as pool:
             timeout = self.options.case_timeout or rubric.case_timeout
-            done = list(pool.map(lambda job: self._run_case(runner, job[0], job[1], timeout, expect), jobs))
+            verifier = self.verifier(expect.lab)
+            done = list(pool.map(lambda job: self._run_verified_case(runner, job[0], job[1], timeout, expect, verifier),
+                                 jobs))
         for (case, _), results in zip(jobs, done):
             for s, cr in results.items():
                 slot = next(i for i, c in enumerate(out[s]) if c is None)
                 out[s][slot] = cr
         return {s: [c for c in v if c is not None] for s, v in out.items()}
 
+    def verifier(self, lab: str) -> Path | None:
+        """The reference runner when it can check saved outputs (`verify`, `run --save-output`),
+        else None. Decided from the trusted reference only: the student's runner is built from
+        the same common/, and its own --help could lie."""
+        with self._lock:
+            if lab in self._verify:
+                return self._verify[lab]
+        ref = self.reference(lab)
+        ok = False
+        if ref is not None:
+            run_help = proc.run([ref, "run", "--help"], timeout=30)
+            verify_help = proc.run([ref, "verify", "--help"], timeout=30)
+            ok = "--save-output" in run_help.stdout + run_help.stderr and verify_help.ok
+        with self._lock:
+            self._verify[lab] = ref if ok else None
+        return self._verify[lab]
+
+    def _run_verified_case(self, runner: Path, case: Case, stages: list[str], timeout: float, expect: Expect,
+                           verifier: Path | None) -> dict[str, CaseResult]:
+        """_run_case, then (when the runners support it) every pass is re-decided by the reference
+        runner from the output the student process saved: a verdict no student code takes part in."""
+        if verifier is None:
+            return self._run_case(runner, case, stages, timeout, expect)
+        save = Path(tempfile.mkdtemp(prefix="gpulab-out-"))
+        try:
+            if self.sandbox.user:
+                os.chown(save, *self.sandbox.user)
+            results = self._run_case(runner, case, stages, timeout, expect, save)
+            passed = [s for s, r in results.items() if r.status == PASS]
+            if passed:
+                argv = [str(verifier), "verify"]
+                for s in passed:
+                    argv += ["--stage", s]
+                res = proc.run(argv + case.runner_args() + ["--output-dir", str(save), "--format", "json"],
+                               timeout=max(timeout, 60))
+                doc = parse_runner_json(res.stdout)
+                for s in passed:
+                    row = stage_result(doc, s)
+                    if row is None:
+                        results[s].status = "error"
+                        results[s].message = f"the reference could not verify the saved output ({res.describe_exit()})"
+                    elif row.get("status") != "pass":
+                        results[s].status = "fail"
+                        results[s].message = "the reference's check of the saved output: " + str(row.get("message", ""))
+            return results
+        finally:
+            shutil.rmtree(save, ignore_errors=True)
+
     def _run_case(self, runner: Path, case: Case, stages: list[str], timeout: float,
-                  expect: Expect) -> dict[str, CaseResult]:
+                  expect: Expect, save: Path | None = None) -> dict[str, CaseResult]:
         """All stages of one case in one process. A stage whose result that process cannot be
         trusted for is rerun on its own: after a crash, hang, early exit or inconsistent exit
         status every stage; after a CUDA error (the context is lost for the stages after it)
         every stage that did not pass."""
+        extra = ["--save-output", str(save)] if save is not None else []
+
         def alone(s: str) -> CaseResult:
             single = self.sandbox.run([str(runner), "run", "--stage", s] + case.runner_args()
-                                      + ["--no-time", "--format", "json"], timeout=timeout)
+                                      + ["--no-time", "--format", "json"] + extra, timeout=timeout)
             return case_outcome(single, s, case, expect=expect)
 
         if len(stages) == 1:
@@ -364,7 +417,7 @@ class Grader:
         argv = [str(runner), "run"]
         for s in stages:
             argv += ["--stage", s]
-        res = self.sandbox.run(argv + case.runner_args() + ["--no-time", "--format", "json"], timeout=timeout)
+        res = self.sandbox.run(argv + case.runner_args() + ["--no-time", "--format", "json"] + extra, timeout=timeout)
         doc = parse_runner_json(res.stdout)
         rows = {s: stage_result(doc, s) for s in stages}
         trusted = (doc is not None and not res.timed_out and res.returncode in (0, 1)

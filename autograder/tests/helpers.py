@@ -86,7 +86,8 @@ def write_runner(path: Path, config: dict) -> Path:
     return path
 
 
-def make_course(root: Path, reference: bool = True, hidden: bool = True, student_runner: bool = True) -> Course:
+def make_course(root: Path, reference: bool = True, hidden: bool = True, student_runner: bool = True,
+                verify: bool = False) -> Course:
     src, build = root / "src", root / "build"
     (src / "labs" / "scan").mkdir(parents=True)
     (src / "labs" / "scan" / "rubric.toml").write_text(RUBRIC)
@@ -103,7 +104,7 @@ def make_course(root: Path, reference: bool = True, hidden: bool = True, student
         (src / "solutions" / "scan").mkdir(parents=True)
         (src / "solutions" / "scan" / "scan.cu").write_text(json.dumps(REFERENCE))
         write_runner(build / "labs" / "scan" / "gpulab-scan-reference",
-                     dict(base, implementation="reference", behaviour=REFERENCE))
+                     dict(base, implementation="reference", behaviour=REFERENCE, verify=verify))
     return Course(src, build)
 
 

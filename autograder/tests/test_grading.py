@@ -75,6 +75,18 @@ class GradingTest(TempDir, unittest.TestCase):
         self.assertEqual(sub.points, 0)
         self.assertEqual(len(shared.cases), 3)                   # every case still ran
 
+    def test_verdict_from_the_reference_when_runners_support_it(self):
+        self.course = make_course(self.tmp / "v", verify=True)
+        # The student's process claims pass, but the output it saved is wrong: the reference decides.
+        sub = self.grade({"naive": {"status": "pass", "wrong_output": True}, "shared": GOOD["shared"]})
+        naive = self.stage(sub, "naive")
+        self.assertEqual(naive.passed_cases, 0)
+        self.assertIn("reference's check", naive.cases[0].message)
+        self.assertEqual(self.stage(sub, "shared").passed_cases, 3)
+        # Forged document + exit: nothing saved, so nothing passes even if the shape were perfect.
+        sub = self.grade({"naive": {"fake_json": True, "exit_early": True}, "shared": GOOD["shared"]})
+        self.assertEqual(self.stage(sub, "naive").passed_cases, 0)
+
     def test_cuda_error_does_not_cost_the_stages_after_it(self):
         sub = self.grade({"naive": {"sticky_error": True}, "shared": GOOD["shared"]})
         self.assertEqual({c.status for c in self.stage(sub, "naive").cases}, {"error"})

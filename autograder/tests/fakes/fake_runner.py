@@ -28,9 +28,25 @@ def main() -> int:
         print(json.dumps({"lab": cfg["lab"], "title": cfg.get("title", ""), "student_files": cfg.get("student_files", ""),
                           "stages": cfg["stages"], "experiments": []}))
         return 0
+    if args[0] == "verify" or (args[0] == "run" and "--help" in args):
+        if "--help" in args:
+            print("usage: run ... --save-output DIR" if cfg.get("verify") else "usage: run ...")
+            return 0 if cfg.get("verify") or args[0] == "run" else 2
+        if not cfg.get("verify"):
+            return 2
+        stages = [args[i + 1] for i, a in enumerate(args) if a == "--stage"]
+        out_dir = args[args.index("--output-dir") + 1]
+        results = []
+        for sid in stages:
+            path = os.path.join(out_dir, sid + ".bin")
+            ok = os.path.isfile(path) and open(path).read() == "OK"
+            results.append({"stage": sid, "status": "pass" if ok else "fail",
+                            "message": "" if ok else "saved output differs from the expected one"})
+        print(json.dumps({"lab": cfg["lab"], "results": results}))
+        return 0 if all(r["status"] == "pass" for r in results) else 1
     if args[0] != "run":
         return 2
-    stages, n, seed, dist, fmt, no_time = [], None, 1, "uniform", "table", False
+    stages, n, seed, dist, fmt, no_time, save_dir = [], None, 1, "uniform", "table", False, None
     i = 1
     while i < len(args):
         a = args[i]
@@ -46,6 +62,8 @@ def main() -> int:
             fmt = args[i + 1]; i += 2
         elif a in ("--reps", "--warmup", "--param", "--where"):
             i += 2
+        elif a == "--save-output":
+            save_dir = args[i + 1]; i += 2
         elif a == "--no-time":
             no_time = True; i += 1
         else:
@@ -89,6 +107,9 @@ def main() -> int:
             status, msg = "fail", f"first mismatch at index 7 of {nn}: expected 3, got 4\n  window: [1 2 3] vs [1 2 4]"
         if status in ("fail", "error"):
             code = 1
+        if save_dir and status in ("pass", "fail"):
+            real_pass = status == "pass" and not b.get("wrong_output")
+            open(os.path.join(save_dir, sid + ".bin"), "w").write("OK" if real_pass else "BAD")
         ms = None if no_time or status != "pass" else float(b.get("median_ms", 1.0))
         title = next((s.get("title", sid) for s in cfg["stages"] if s["id"] == sid), sid)
         results.append({"stage": sid, "title": title, "where": where, "role": "student", "status": status,
