@@ -58,5 +58,17 @@ class HandoutTest(TempDir, unittest.TestCase):
         self.assertFalse(dest.exists() and any(dest.iterdir()))
 
 
+
+class CtestVerdictTest(unittest.TestCase):
+    def test_lab_tests_may_fail_on_the_starter_nothing_else(self):
+        from gpulab.handout_check import ctest_verdict
+        out = ("94% tests passed\nThe following tests FAILED:\n\t  4 - scan.tests.cpu (Failed)\n"
+               "\t  7 - common.info (SEGFAULT)\n\t  9 - scan.tests.gpu (Timeout)\nErrors while running CTest\n")
+        broken, expected = ctest_verdict(out)
+        self.assertEqual(expected, ["scan.tests.cpu"])
+        self.assertEqual(broken, ["common.info: SEGFAULT", "scan.tests.gpu: Timeout"])
+        self.assertEqual(ctest_verdict("100% tests passed"), ([], []))
+
+
 if __name__ == "__main__":
     unittest.main()
