@@ -217,9 +217,9 @@ def totals_from_raw(text: str) -> RawTotals | None:
     header = next((r for r in rows if RAW_WAVEFRONTS in r or RAW_EXCESS in r), None)
     if header is None:
         return None
-    data = [r for r in rows if r and r[0].strip().isdigit() and len(r) == len(header)]
+    data = [r for r in rows if r and r[0].strip().isdigit()]   # one row per kernel (units row skipped)
     kcol = header.index("Kernel Name") if "Kernel Name" in header else None
-    kernels = [r[kcol] for r in data] if kcol is not None else []
+    kernels = [r[kcol] for r in data if kcol < len(r)] if kcol is not None else []
     out: dict[str, int | None] = {}
     na = False
     for key, name in (("excessive", RAW_EXCESS), ("wavefronts", RAW_WAVEFRONTS), ("ideal", RAW_IDEAL)):
@@ -227,7 +227,7 @@ def totals_from_raw(text: str) -> RawTotals | None:
             out[key] = None
             continue
         col = header.index(name)
-        vals = [_number(r[col]) for r in data]
+        vals = [_number(r[col]) if col < len(r) else None for r in data]
         if not data or any(v is None for v in vals):
             na = True
             out[key] = None
