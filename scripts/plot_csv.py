@@ -112,7 +112,8 @@ def main(argv: list[str]) -> int:
                 if not pts:
                     continue
                 label = " ".join(s for s in (name, ycol if len(args.y) + len(args.y2) > 1 else "") if s)
-                (line,) = axis.plot([p[0] for p in pts], [p[1] for p in pts], style,
+                # one color per line across both axes (each axis would restart its own cycle)
+                (line,) = axis.plot([p[0] for p in pts], [p[1] for p in pts], style, color=f"C{len(lines) % 10}",
                                     marker=markers[(gi + yi) % len(markers)], markersize=4, label=label or ycol)
                 lines.append(line)
     for spec in args.hline:

@@ -471,7 +471,7 @@ __global__ void __launch_bounds__(kBlock) single_pass_scan(const int* __restrict
 #define SCAN_SP_BACKOFF_NS 0
 #endif
 #ifndef SCAN_SP_DELAY_NS
-#define SCAN_SP_DELAY_NS 0
+#define SCAN_SP_DELAY_NS 1500
 #endif
 #ifndef SCAN_SP_STREAMING
 #define SCAN_SP_STREAMING 0
