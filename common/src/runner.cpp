@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <variant>
 
 #include "gpulab/cuda_check.hpp"
 #include "gpulab/device_info.hpp"
@@ -65,17 +66,41 @@ StageResult stage_error(const Stage& stage, StageStatus status, std::string mess
 namespace {
 
 // check_stage, keeping the prepared instance so that timing reuses its inputs.
-void dump_output(StageInstance& instance, const std::string& folder, const std::string& stage_id) {
+// A saved output: one header line, then the raw bytes. The header names what the bytes are, so
+// that `verify` refuses output saved for another lab, stage or size.
+void save_output(StageInstance& instance, const std::string& folder, const std::string& lab_id,
+                 const std::string& stage_id) {
   const auto bytes = instance.output_bytes();
-  if (!bytes) throw UsageError("--dump-output: stage " + stage_id + " cannot export its output");
-  const std::string path = folder + "/" + stage_id + ".out";
+  if (!bytes) throw UsageError("--save-output: stage " + stage_id + " cannot export its output");
+  const std::string path = folder + "/" + stage_id + ".bin";
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << "gpulab-output 1 " << lab_id << " " << stage_id << " " << bytes->size() << "\n";
   out.write(reinterpret_cast<const char*>(bytes->data()), static_cast<std::streamsize>(bytes->size()));
-  if (!out) throw UsageError("--dump-output: cannot write " + path);
+  if (!out) throw UsageError("--save-output: cannot write " + path);
 }
 
+// The bytes of a saved output, or a message saying why they cannot be judged.
+std::variant<std::vector<unsigned char>, std::string> load_saved_output(const std::string& path, const std::string& lab_id,
+                                                                        const std::string& stage_id) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "no saved output " + path + " (the stage's process did not write it)";
+  std::string magic, version, lab, stage;
+  std::size_t count = 0;
+  in >> magic >> version >> lab >> stage >> count;
+  if (!in || magic != "gpulab-output" || version != "1" || in.get() != '\n')
+    return "saved output " + path + " has no valid header";
+  if (lab != lab_id || stage != stage_id)
+    return "saved output " + path + " is for " + lab + "/" + stage + ", not " + lab_id + "/" + stage_id;
+  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() != count)
+    return "saved output " + path + " holds " + std::to_string(bytes.size()) + " bytes, its header says " + std::to_string(count);
+  return bytes;
+}
+
+std::string g_lab_id;  // for saved-output headers
+
 StageResult check_stage_keeping(const Stage& stage, const Problem& problem, std::unique_ptr<StageInstance>& kept,
-                                const std::string& dump_folder) {
+                                const std::string& save_folder) {
   StageResult result;
   result.stage = stage.id;
   if (stage.predicted_launches) result.predicted_launches = stage.predicted_launches(problem);
@@ -101,7 +126,7 @@ StageResult check_stage_keeping(const Stage& stage, const Problem& problem, std:
       }
     }
     if (stage.where == Where::gpu) GPULAB_CUDA_CHECK(cudaGetLastError());
-    if (!dump_folder.empty()) dump_output(*instance, dump_folder, stage.id);
+    if (!save_folder.empty()) save_output(*instance, save_folder, g_lab_id, stage.id);
     const CheckResult check = instance->check();
     result.status = check.ok ? StageStatus::pass : StageStatus::fail;
     result.message = check.ok ? std::string{} : check.to_string();
@@ -131,9 +156,9 @@ StageResult check_stage_keeping(const Stage& stage, const Problem& problem, std:
 
 }  // namespace
 
-StageResult check_stage(const Stage& stage, const Problem& problem, const std::string& dump_folder) {
+StageResult check_stage(const Stage& stage, const Problem& problem, const std::string& save_folder) {
   std::unique_ptr<StageInstance> instance;
-  return check_stage_keeping(stage, problem, instance, dump_folder);
+  return check_stage_keeping(stage, problem, instance, save_folder);
 }
 
 StageResult verify_stage_output(const Stage& stage, const Problem& problem, std::span<const unsigned char> bytes) {
@@ -154,7 +179,7 @@ StageResult verify_stage_output(const Stage& stage, const Problem& problem, std:
 StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& options) {
   (void)lab;
   std::unique_ptr<StageInstance> instance;
-  StageResult result = check_stage_keeping(stage, options.problem, instance, options.dump_output);
+  StageResult result = check_stage_keeping(stage, options.problem, instance, options.save_output);
   if (result.status != StageStatus::pass || !options.time) return result;
   try {
     MeasureOptions measure = options.measure;
@@ -373,7 +398,7 @@ struct RunCommand {
   std::string where = "all";
   bool no_time = false;
   bool check_starter = false;
-  std::string dump_output;
+  std::string save_output;
 };
 
 std::vector<const Stage*> select_stages(const Lab& lab, const RunCommand& cmd) {
@@ -412,7 +437,7 @@ int cmd_run(const Lab& lab, const RunCommand& cmd) {
   options.problem = make_problem(lab, cmd.common);
   options.measure = make_measure(cmd.common);
   options.time = !cmd.no_time && !cmd.check_starter;
-  options.dump_output = cmd.dump_output;
+  options.save_output = cmd.save_output;
   const auto selected = select_stages(lab, cmd);
   bool any_gpu = false;
   for (const auto* s : selected) any_gpu |= s->where == Where::gpu;
@@ -560,27 +585,48 @@ int cmd_experiment(const Lab& lab, const ExperimentCommand& cmd) {
 
 struct VerifyCommand {
   CommonOptions common;
-  std::string stage;
-  std::string output;
+  std::vector<std::string> stages;
+  std::string output_dir;
 };
 
+// The grader's verdict: outputs saved by a student's process, judged by this (reference) binary.
 int cmd_verify(const Lab& lab, const VerifyCommand& cmd) {
-  const Stage* stage = lab.find_stage(cmd.stage);
-  if (!stage) throw UsageError("--stage " + cmd.stage + ": no such stage in lab " + lab.id);
-  if (auto code = handle_missing_gpu(stage->where == Where::gpu, cmd.common.require_gpu)) return *code;
-  std::ifstream in(cmd.output, std::ios::binary);
-  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<const Stage*> stages;
+  for (const auto& id : cmd.stages) {
+    const Stage* stage = lab.find_stage(id);
+    if (!stage) throw UsageError("--stage " + id + ": no such stage in lab " + lab.id);
+    stages.push_back(stage);
+  }
+  bool any_gpu = false;
+  for (const auto* s : stages) any_gpu |= s->where == Where::gpu;
+  if (auto code = handle_missing_gpu(any_gpu, cmd.common.require_gpu)) return *code;
   const Problem problem = make_problem(lab, cmd.common);
-  const StageResult r = verify_stage_output(*stage, problem, bytes);
   nlohmann::ordered_json doc{{"lab", lab.id},
-                             {"stage", r.stage},
                              {"verifier", std::string(implementation_name())},
                              {"problem", problem_json(problem)},
-                             {"bytes", bytes.size()},
-                             {"status", std::string(to_string(r.status))},
-                             {"message", r.message}};
-  std::cout << doc.dump(2) << "\n";
-  return r.status == StageStatus::pass ? kExitOk : kExitCheckFailed;
+                             {"results", nlohmann::ordered_json::array()}};
+  bool all_pass = true;
+  for (const auto* stage : stages) {
+    StageResult r;
+    r.stage = stage->id;
+    auto loaded = load_saved_output(cmd.output_dir + "/" + stage->id + ".bin", lab.id, stage->id);
+    if (auto* why = std::get_if<std::string>(&loaded)) {
+      r.status = StageStatus::fail;
+      r.message = *why;
+    } else {
+      r = verify_stage_output(*stage, problem, std::get<std::vector<unsigned char>>(loaded));
+    }
+    all_pass &= r.status == StageStatus::pass;
+    doc["results"].push_back({{"stage", r.stage}, {"status", std::string(to_string(r.status))}, {"message", r.message}});
+  }
+  if (cmd.common.format == "json") {
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    for (const auto& row : doc["results"])
+      std::cout << row["stage"].get<std::string>() << ": " << row["status"].get<std::string>() << " "
+                << row["message"].get<std::string>() << "\n";
+  }
+  return all_pass ? kExitOk : kExitCheckFailed;
 }
 
 }  // namespace
@@ -588,6 +634,7 @@ int cmd_verify(const Lab& lab, const VerifyCommand& cmd) {
 int runner_main(int argc, char** argv) {
   try {
     const Lab lab = make_lab();
+    g_lab_id = lab.id;
     CLI::App app{lab.title + " — gpulab runner (" + std::string(implementation_name()) + " implementation)\n" +
                  "Exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 a starter stage did not say TODO, "
                  "77 no GPU with --require-gpu."};
@@ -604,16 +651,18 @@ int runner_main(int argc, char** argv) {
     run_cmd->add_flag("--no-time", run.no_time, "check only, each stage run once (for sanitizers and profilers)");
     run_cmd->add_flag("--check-starter", run.check_starter,
                       "verify that every student stage reports TODO (the untouched starter)");
-    run_cmd->add_option("--dump-output", run.dump_output,
-                        "write each checked stage's raw output to DIR/<stage>.out (for `verify` in another process)")
+    run_cmd->add_option("--save-output", run.save_output,
+                        "write each checked stage's raw output to DIR/<stage>.bin (judged by `verify` in another process)")
         ->check(CLI::ExistingDirectory);
 
     VerifyCommand verify;
     auto* verify_cmd = app.add_subcommand(
-        "verify", "judge a stage's raw output (from run --dump-output) against this binary's harness; prints JSON");
+        "verify", "judge a stage's raw output (from run --save-output) against this binary's harness; prints JSON");
     add_common_options(verify_cmd, verify.common);
-    verify_cmd->add_option("--stage", verify.stage, "stage id")->required();
-    verify_cmd->add_option("--output", verify.output, "the .out file")->required()->check(CLI::ExistingFile);
+    verify_cmd->add_option("--stage", verify.stages, "stage id (repeatable)")->required();
+    verify_cmd->add_option("--output-dir", verify.output_dir, "folder with <stage>.bin files from run --save-output")
+        ->required()
+        ->check(CLI::ExistingDirectory);
 
     ExperimentCommand experiment;
     auto* exp_cmd = app.add_subcommand("experiment", "run one of the lab's experiments and print its table");

@@ -92,7 +92,7 @@ std::shared_ptr<const HostMatrices> host_matrices(const Problem& p) {
 CheckResult check_matrix(const HostMatrices& m, std::span<const float> actual, bool transposed) {
   const std::vector<float>& expected = transposed ? m.transposed : m.in;
   CheckResult result = compare_exact<float>(expected, actual);
-  if (result.ok || expected.empty()) return result;
+  if (result.ok || expected.empty() || result.mismatch_count == 0) return result;  // size mismatch: no position
   const std::size_t i = result.first_mismatch;
   std::ostringstream where;
   if (transposed) {
@@ -125,6 +125,15 @@ class DeviceStage : public StageInstance {
     return check_matrix(*host_, actual, transposes_);
   }
   double bytes_moved() const override { return gpulab::bytes_moved(host_->shape); }
+  std::optional<std::vector<unsigned char>> output_bytes() override {
+    GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
+    return gpulab::to_bytes<float>(out_.download());
+  }
+  CheckResult check_output(std::span<const unsigned char> bytes) override {
+    const auto actual = gpulab::from_bytes<float>(bytes);
+    if (!actual) return CheckResult::fail("saved output is not a whole number of floats");
+    return check_matrix(*host_, *actual, transposes_);
+  }
 
  private:
   std::shared_ptr<const HostMatrices> host_;
@@ -160,6 +169,12 @@ class HostStage : public StageInstance {
   void run() override { cpu_transpose(host_->in.data(), out_.data(), host_->shape.rows, host_->shape.cols); }
   CheckResult check() override { return check_matrix(*host_, out_, true); }
   double bytes_moved() const override { return gpulab::bytes_moved(host_->shape); }
+  std::optional<std::vector<unsigned char>> output_bytes() override { return gpulab::to_bytes<float>(out_); }
+  CheckResult check_output(std::span<const unsigned char> bytes) override {
+    const auto actual = gpulab::from_bytes<float>(bytes);
+    if (!actual) return CheckResult::fail("saved output is not a whole number of floats");
+    return check_matrix(*host_, *actual, true);
+  }
 
  private:
   std::shared_ptr<const HostMatrices> host_;

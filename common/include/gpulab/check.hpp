@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,15 @@ std::vector<unsigned char> to_bytes(std::span<const T> values) {
   std::vector<unsigned char> bytes(values.size_bytes());
   if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
   return bytes;
+}
+
+// An array back from raw bytes; nullopt when the byte count is not a whole number of elements.
+template <class T>
+std::optional<std::vector<T>> from_bytes(std::span<const unsigned char> bytes) {
+  if (bytes.size() % sizeof(T) != 0) return std::nullopt;
+  std::vector<T> values(bytes.size() / sizeof(T));
+  if (!values.empty()) std::memcpy(values.data(), bytes.data(), bytes.size());
+  return values;
 }
 
 // compare_exact on raw bytes from another process (a stage's check_output()).

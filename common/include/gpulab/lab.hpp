@@ -65,7 +65,7 @@ class StageInstance {
   // Elements processed, for elements/s (defaults to the problem's n).
   virtual std::optional<double> elements() const { return std::nullopt; }
 
-  // Out-of-process verification (the grader's unforgeable verdict): the student's runner dumps
+  // Out-of-process verification (the grader's unforgeable verdict): the student's runner saves
   // the raw output bytes, and the *reference* runner, built without student code, regenerates the
   // same input from the seed and judges those bytes. A lab supports it by overriding both.
   virtual std::optional<std::vector<unsigned char>> output_bytes() { return std::nullopt; }

@@ -26,15 +26,15 @@ struct RunOptions {
   Problem problem;
   MeasureOptions measure;
   bool time = true;         // false: check only (sanitizers, profilers)
-  std::string dump_output;  // folder: write each checked stage's raw output to <stage>.out
+  std::string save_output;  // folder: write each checked stage's raw output to <stage>.bin
 };
 
 // Runs one stage once and checks it: poison, run, synchronise, check. Throws nothing:
-// NotImplemented becomes todo, a CUDA error becomes error with the message. With `dump_output`,
-// the raw output is also written to <dump_output>/<stage>.out for an out-of-process check.
-StageResult check_stage(const Stage& stage, const Problem& problem, const std::string& dump_output = {});
+// NotImplemented becomes todo, a CUDA error becomes error with the message. With `save_folder`,
+// the raw output is also written to <save_folder>/<stage>.bin for an out-of-process check.
+StageResult check_stage(const Stage& stage, const Problem& problem, const std::string& save_folder = {});
 
-// Judges raw output bytes (from another process's --dump-output) against this binary's harness:
+// Judges raw output bytes (from another process's --save-output) against this binary's harness:
 // the grader's verdict, computed where student code never runs.
 StageResult verify_stage_output(const Stage& stage, const Problem& problem, std::span<const unsigned char> bytes);
 
