@@ -163,6 +163,10 @@ class HostScan final : public StageInstance {
   void run() override { fn_(data_->input.data(), out_.data(), out_.size()); }
   CheckResult check() override { return compare_exact<int>(data_->expected, out_); }
   double bytes_moved() const override { return 8.0 * static_cast<double>(out_.size()); }
+  std::optional<std::vector<unsigned char>> output_bytes() override { return to_bytes<int>(out_); }
+  CheckResult check_output(std::span<const unsigned char> bytes) override {
+    return compare_exact_bytes<int>(data_->expected, bytes);
+  }
 
  private:
   std::shared_ptr<const ScanData> data_;
@@ -177,6 +181,28 @@ CheckResult check_compaction(const std::vector<int>& expected, std::size_t count
   return compare_exact<int>(expected, out.first(count));
 }
 
+// Out-of-process verification (lab.hpp): a compaction's saved output is the count as one int32,
+// then the kept elements.
+std::vector<unsigned char> compaction_bytes(long long count, std::span<const int> out) {
+  const int head = static_cast<int>(count);
+  const std::size_t kept = count >= 0 && static_cast<std::size_t>(count) <= out.size() ? static_cast<std::size_t>(count) : 0;
+  auto bytes = to_bytes<int>(std::span<const int>(&head, 1));
+  const auto body = to_bytes<int>(out.first(kept));
+  bytes.insert(bytes.end(), body.begin(), body.end());
+  return bytes;
+}
+
+CheckResult check_compaction_bytes(const std::vector<int>& expected, std::span<const unsigned char> bytes) {
+  const auto values = from_bytes<int>(bytes);
+  if (!values || values->empty()) return CheckResult::fail("saved compaction output is not a count followed by ints");
+  const int count = values->front();
+  if (count < 0 || static_cast<std::size_t>(count) != values->size() - 1)
+    return CheckResult::fail("saved compaction output: the count is " + std::to_string(count) + " but " +
+                             std::to_string(values->size() - 1) + " elements were saved (expected " +
+                             std::to_string(expected.size()) + ")");
+  return check_compaction(expected, static_cast<std::size_t>(count), std::span<const int>(*values).subspan(1));
+}
+
 class HostCompact final : public StageInstance {
  public:
   using Fn = std::size_t (*)(const int*, int*, std::size_t);
@@ -188,6 +214,12 @@ class HostCompact final : public StageInstance {
   void run() override { count_ = fn_(data_->input.data(), out_.data(), out_.size()); }
   CheckResult check() override { return check_compaction(data_->expected, count_, out_); }
   double bytes_moved() const override { return 4.0 * static_cast<double>(out_.size() + data_->expected.size()); }
+  std::optional<std::vector<unsigned char>> output_bytes() override {
+    return compaction_bytes(count_ > out_.size() ? -1 : static_cast<long long>(count_), out_);
+  }
+  CheckResult check_output(std::span<const unsigned char> bytes) override {
+    return check_compaction_bytes(data_->expected, bytes);
+  }
 
  private:
   std::shared_ptr<const CompactData> data_;
@@ -209,6 +241,13 @@ class DeviceScan : public StageInstance {
   }
   // Read n ints, write n ints: the model's minimum. Stages that move more show fewer GB/s.
   double bytes_moved() const override { return 8.0 * static_cast<double>(out_.size()); }
+  std::optional<std::vector<unsigned char>> output_bytes() override {
+    synchronize();
+    return to_bytes<int>(out_.download());
+  }
+  CheckResult check_output(std::span<const unsigned char> bytes) override {
+    return compare_exact_bytes<int>(data_->expected, bytes);
+  }
 
  protected:
   std::size_t n() const { return out_.size(); }
@@ -274,6 +313,13 @@ class ColoredScan final : public StageInstance {
   }
   // 4-byte values and 1-byte colors read once, 4-byte results written once.
   double bytes_moved() const override { return 9.0 * static_cast<double>(out_.size()); }
+  std::optional<std::vector<unsigned char>> output_bytes() override {
+    synchronize();
+    return to_bytes<int>(out_.download());
+  }
+  CheckResult check_output(std::span<const unsigned char> bytes) override {
+    return compare_exact_bytes<int>(data_->expected, bytes);
+  }
 
  private:
   std::shared_ptr<const ColoredData> data_;
@@ -305,6 +351,15 @@ class DeviceCompact : public StageInstance {
   }
   double bytes_moved() const override {
     return 4.0 * static_cast<double>(out_.size() + data_->expected.size() + 1);
+  }
+  std::optional<std::vector<unsigned char>> output_bytes() override {
+    synchronize();
+    const int count = count_.download()[0];
+    const auto out = out_.download();
+    return compaction_bytes(count, out);
+  }
+  CheckResult check_output(std::span<const unsigned char> bytes) override {
+    return check_compaction_bytes(data_->expected, bytes);
   }
 
  protected:
