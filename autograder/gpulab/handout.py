@@ -1,6 +1,6 @@
 """The student handout: what students receive, exported from the instructor's course.
 
-Left out: solutions/, the hidden tests (autograder/hidden/), the bad-submission suite
+Left out: solutions/, the hidden tests (autograder/hidden/), the instructors' benches (autograder/bench/), the bad-submission suite
 (autograder/testdata/, it contains near-solutions), build trees, VCS and tool folders. In every
 other text file a block from a `BEGIN SOLUTION` marker line to an `END SOLUTION` marker line
 (comment lines starting with // or #) is replaced by a stub: the text after `stub:` on the BEGIN
@@ -20,7 +20,8 @@ from gpulab.errors import GpulabError
 
 EXCLUDED_DIRS = {".git", "build", ".deps", ".device-out", "solutions", "submissions", "__pycache__",
                  ".cache", ".vscode", ".idea", "node_modules"}
-EXCLUDED_PATHS = {PurePosixPath("autograder/hidden"), PurePosixPath("autograder/testdata")}
+EXCLUDED_PATHS = {PurePosixPath("autograder/hidden"), PurePosixPath("autograder/testdata"),
+                  PurePosixPath("autograder/bench")}
 TEXT_SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h", ".cc", ".c", ".py", ".cmake", ".txt", ".toml", ".md",
                  ".sh", ".in", ".json", ".yml", ".yaml", ""}
 BEGIN = re.compile(r"^(?P<indent>\s*)(?P<c>//|#)\s*BEGIN SOLUTION\b(?P<rest>.*)$")

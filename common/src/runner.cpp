@@ -103,7 +103,11 @@ StageResult check_stage_keeping(const Stage& stage, const Problem& problem, std:
                                 const std::string& save_folder) {
   StageResult result;
   result.stage = stage.id;
-  if (stage.predicted_launches) result.predicted_launches = stage.predicted_launches(problem);
+  try {
+    if (stage.predicted_launches) result.predicted_launches = stage.predicted_launches(problem);
+  } catch (const std::exception& e) {
+    return stage_error(stage, StageStatus::error, std::string("bad parameters: ") + e.what());
+  }
   if (stage.where == Where::gpu && !gpu_available())
     return stage_error(stage, StageStatus::skipped, "not run: " + no_gpu_reason());
   if (stage.where == Where::gpu && !g_context_lost.empty())

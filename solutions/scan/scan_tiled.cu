@@ -414,7 +414,7 @@ __device__ int look_back(unsigned long long* descriptors, std::size_t tile) {
   }
 }
 
-// The knobs of one configuration (tune_single_pass.cu, next to this file, is the bench that chose
+// The knobs of one configuration (autograder/bench/scan_tune_single_pass.cu is the bench that chose
 // the defaults):
 //   kVectors    int4 per thread: a tile is kBlock * 4 * kVectors elements
 //   kBackoffNs  sleep between polls of a descriptor that has no status yet

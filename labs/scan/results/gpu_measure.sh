@@ -29,14 +29,14 @@ prefix=()
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv > "$out/gpu.txt" 2>&1
 date -u +%FT%TZ >> "$out/gpu.txt"
 
-# The single-pass defaults: the bench (solutions/scan/tune_single_pass.cu, instructors only)
+# The single-pass defaults: the bench (autograder/bench/scan_tune_single_pass.cu, instructors only)
 # compares its variants with CUB; the fastest correct one with the default block (128) is what
 # the reference is built with (and what its source says).
 flags=""
 if [ "$mode" = final ]; then
   step "single-pass tuning bench"
   nvcc -std=c++20 -O3 -arch=sm_90 --expt-relaxed-constexpr -Icommon/include -Ilabs/scan \
-    solutions/scan/tune_single_pass.cu common/src/cuda_check.cpp -o /tmp/tune_single_pass > "$out/tune-build.log" 2>&1
+    autograder/bench/scan_tune_single_pass.cu common/src/cuda_check.cpp -o /tmp/tune_single_pass > "$out/tune-build.log" 2>&1
   timeout 120 /tmp/tune_single_pass > "$out/tune-single-pass.log" 2>&1
   cat "$out/tune-single-pass.log"
   flags=$(python3 - "$out/tune-single-pass.log" <<'PY'
