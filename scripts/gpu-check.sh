@@ -22,8 +22,11 @@ status=0
 cmake --preset gpu "${prefix[@]}" >>"$out/gpu-check.log" 2>&1 || { echo "configure failed"; tail -30 "$out/gpu-check.log"; exit 1; }
 cmake --build --preset gpu -j "$(nproc)" >"$out/build.log" 2>&1 || { echo "build failed"; grep -E "error|Error" "$out/build.log" | head -40; exit 1; }
 echo "build ok"
-ctest --preset gpu "$@" 2>&1 | tee "$out/ctest.log" | tail -25 || status=1
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-./build/gpu/gpulab info 2>&1 | tee "$out/info.log"
-./build/gpu/gpulab run all --impl reference 2>&1 | tee "$out/run-all.log" || status=1
+ctest --preset gpu "$@" >"$out/ctest.log" 2>&1 || status=1
+grep -E "tests passed|\*\*\*|Failed" "$out/ctest.log" | tail -25
+./build/gpu/gpulab info >"$out/info.log" 2>&1 || status=1
+cat "$out/info.log"
+./build/gpu/gpulab run all --impl reference >"$out/run-all.log" 2>&1 || status=1
+cat "$out/run-all.log"
+echo "gpu-check: exit $status (logs in $out)"
 exit $status
