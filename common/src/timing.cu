@@ -63,6 +63,9 @@ TimingStats measure_gpu(const std::function<void()>& body, const std::function<v
     if (flusher) flusher->flush();
     timer.start();
     body();
+    // Wait for the whole device before the stop event: work a stage enqueued on another stream
+    // (a non-blocking one would not order after the default stream's events) is still timed.
+    GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
     timer.stop();
     const double ms = timer.elapsed_ms();
     GPULAB_CUDA_CHECK(cudaGetLastError());

@@ -63,7 +63,9 @@ struct TimingStats {
   static TimingStats from_samples(std::vector<double> samples);
 };
 
-// Times `body` on the GPU (events around it, on the default stream). `before_each` runs untimed
+// Times `body` on the GPU: an event before it, a device-wide synchronisation after it, then the
+// stop event, so that work on any stream counts (a few microseconds of overhead, the same for
+// every stage: ratios between stages are unaffected). `before_each` runs untimed
 // before every run, warm-ups included; a lab poisons its outputs there. The L2 is flushed after
 // `before_each`, so poisoning does not leave the outputs cached.
 TimingStats measure_gpu(const std::function<void()>& body, const std::function<void()>& before_each = {},
