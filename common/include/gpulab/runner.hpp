@@ -2,6 +2,7 @@
 #pragma once
 #include <optional>
 #include <span>
+#include <variant>
 #include <string>
 #include <vector>
 
@@ -22,21 +23,32 @@ struct StageResult {
   std::optional<std::size_t> host_copy_bytes;  // cudaMemcpy host<->device inside run()
 };
 
+// Where a checked stage's raw output goes: <folder>/<stage>.bin, a header line naming the lab and
+// the stage, then the bytes (judged later by `verify` in another process).
+struct SaveOutput {
+  std::string folder;
+  std::string lab;
+};
+
 struct RunOptions {
   Problem problem;
   MeasureOptions measure;
-  bool time = true;         // false: check only (sanitizers, profilers)
-  std::string save_output;  // folder: write each checked stage's raw output to <stage>.bin
+  bool time = true;  // false: check only (sanitizers, profilers)
+  std::optional<SaveOutput> save_output;
 };
 
 // Runs one stage once and checks it: poison, run, synchronise, check. Throws nothing:
-// NotImplemented becomes todo, a CUDA error becomes error with the message. With `save_folder`,
-// the raw output is also written to <save_folder>/<stage>.bin for an out-of-process check.
-StageResult check_stage(const Stage& stage, const Problem& problem, const std::string& save_folder = {});
+// NotImplemented becomes todo, a CUDA error becomes error with the message. With `save`, the raw
+// output is also written for an out-of-process check.
+StageResult check_stage(const Stage& stage, const Problem& problem, const SaveOutput* save = nullptr);
 
 // Judges raw output bytes (from another process's --save-output) against this binary's harness:
 // the grader's verdict, computed where student code never runs.
 StageResult verify_stage_output(const Stage& stage, const Problem& problem, std::span<const unsigned char> bytes);
+
+// The bytes of <path> saved by run --save-output for lab/stage, or why they cannot be judged.
+std::variant<std::vector<unsigned char>, std::string> load_saved_output(const std::string& path, const std::string& lab_id,
+                                                                        const std::string& stage_id);
 
 // check_stage, then (if it passed and options.time) measure it.
 StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& options);
