@@ -98,6 +98,8 @@ def cmd_grade(course: Course, args: argparse.Namespace) -> int:
         if not args.out:
             raise GpulabError("gpulab grade --batch: give --out DIR for the gradebook and reports")
         labs = args.lab or grader.graded_labs()
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        grader.hide([Path(args.batch), Path(args.out)])   # the other students' work and grades
         errors = batch.run_batch(Path(args.batch), Path(args.out), lambda s, o: grader.grade(s, o, args.lab),
                                  labs, jobs=args.jobs, force=args.force,
                                  log=(lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr)))
@@ -105,6 +107,8 @@ def cmd_grade(course: Course, args: argparse.Namespace) -> int:
     from gpulab.submission import submission_name  # noqa: PLC0415
     sub_path = Path(args.submission)
     out = Path(args.out) if args.out else Path("gpulab-grade") / submission_name(sub_path)
+    out.mkdir(parents=True, exist_ok=True)
+    grader.hide([out])
     sub = grader.grade(sub_path, out, args.lab)
     report.write_all(sub, out)
     if args.format == "json":

@@ -24,7 +24,7 @@ from gpulab import gpulock, ncu, proc, sanitizer, scoring, submission, tools
 from gpulab.errors import GpulabError
 from gpulab.paths import Course
 from gpulab.rubric import Case, Rubric, load_rubric
-from gpulab.sandbox import Sandbox
+from gpulab.sandbox import Sandbox, copy_private_files
 from gpulab.scoring import FAIL, NOT_RUN, PASS, CaseResult, Check, LabGrade, StageGrade, SubmissionGrade
 from gpulab.workspace import Workspace
 
@@ -145,6 +145,10 @@ class Grader:
         self.options = options
         self.workspace = Workspace(course.source, work, self.build, jobs)
         self.sandbox = Sandbox.detect(options.sandbox)
+        work.mkdir(parents=True, exist_ok=True)
+        # Instructor data student code must not see: the course (solutions/, autograder/hidden/,
+        # the rubrics), the build tree (the reference runners) and the grading workspace.
+        self.sandbox.hide([course.source, self.build, work])
         self.gpu = tools.gpu_present()
         self.device = self._device_name() if self.gpu else ""
         self.parallel = options.parallel or max(1, min(8, os.cpu_count() or 1))
@@ -153,6 +157,10 @@ class Grader:
         self._refs: dict[str, Path | None] = {}
         self._tables: dict[str, dict[str, dict[str, Any]]] = {}
         self._verify: dict[str, Path | None] = {}
+
+    def hide(self, paths: list[Path]) -> None:
+        """More folders student code must not see (a batch's other submissions and their grades)."""
+        self.sandbox.hide(paths)
 
     @staticmethod
     def _device_name() -> str:
@@ -200,7 +208,9 @@ class Grader:
             if lab in self._tables:
                 return self._tables[lab]
         runner = self.reference(lab) or fallback_runner
-        res = proc.run([runner, "list", "--format", "json"], timeout=60)
+        argv = [str(runner), "list", "--format", "json"]
+        # Without a reference the student's runner answers: it is student code, so it is sandboxed.
+        res = proc.run(argv, timeout=60) if runner != fallback_runner else self.sandbox.run(argv, timeout=60)
         table: dict[str, dict[str, Any]] = {}
         try:
             doc = json.loads(res.stdout)
@@ -271,7 +281,7 @@ class Grader:
             lg.status = "rejected"
             lg.message = "the submission reaches outside its allowed files:\n" + "\n".join(problems)
             return
-        bin_dir = Path(tempfile.mkdtemp(prefix="gpulab-bin-"))
+        bin_dir = self.sandbox.mkdtemp("gpulab-bin-")   # outside every folder hidden from student code
         try:
             self.options.log(f"{lab}: building the student runner")
             with self.workspace.slot() as slot:
@@ -374,17 +384,21 @@ class Grader:
         runner from the output the student process saved: a verdict no student code takes part in."""
         if verifier is None:
             return self._run_case(runner, case, stages, timeout, expect)
-        save = Path(tempfile.mkdtemp(prefix="gpulab-out-"))
+        save = self.sandbox.mkdtemp("gpulab-out-")
+        checked = Path(tempfile.mkdtemp(prefix="gpulab-verify-"))
         try:
             if self.sandbox.user:
                 os.chown(save, *self.sandbox.user)
             results = self._run_case(runner, case, stages, timeout, expect, save)
             passed = [s for s, r in results.items() if r.status == PASS]
             if passed:
+                # The trusted reference reads copies of the regular files only: a link the student
+                # process left in its folder (to the rubric, /etc/shadow) is never followed.
+                copy_private_files(save, checked, "*.bin")
                 argv = [str(verifier), "verify"]
                 for s in passed:
                     argv += ["--stage", s]
-                res = proc.run(argv + case.runner_args() + ["--output-dir", str(save), "--format", "json"],
+                res = proc.run(argv + case.runner_args() + ["--output-dir", str(checked), "--format", "json"],
                                timeout=max(timeout, 60))
                 doc = parse_runner_json(res.stdout)
                 for s in passed:
@@ -398,6 +412,7 @@ class Grader:
             return results
         finally:
             shutil.rmtree(save, ignore_errors=True)
+            shutil.rmtree(checked, ignore_errors=True)
 
     def _run_case(self, runner: Path, case: Case, stages: list[str], timeout: float,
                   expect: Expect, save: Path | None = None) -> dict[str, CaseResult]:
@@ -473,8 +488,7 @@ class Grader:
             rep = sanitizer.run_sanitizer(tool, runner, stages, rubric.sanitizer_size.arg, wd, rubric.tool_timeout,
                                           env=self.sandbox.env(wd),
                                           wrapper=self.sandbox.wrap([], rubric.tool_timeout * 4 + 10))
-            for f in wd.glob("sanitizer-*.log"):
-                shutil.copy(f, logs / f.name)
+            copy_private_files(wd, logs, "sanitizer-*.log")   # regular files only, links not followed
         return sanitizer.relativize(rep, ws_root)
 
     def _sanitize_tool(self, tool: str, stages: list[str], rubric: Rubric, runner: Path, logs: Path,
@@ -535,7 +549,14 @@ class Grader:
         if not self.options.conflicts:
             return Check("conflict_free", NOT_RUN, 0, pts, "disabled (--no-conflicts)")
         assert rubric.conflicts_size is not None
-        rep = ncu.profile_conflicts(runner, sg.id, rubric.conflicts_size.arg, logs, rubric.tool_timeout)
+        # ncu runs as the grader's user (the counters need it), with the instructor's folders
+        # hidden in its own mount namespace and its files in a private folder.
+        scratch = self.sandbox.mkdtemp("gpulab-ncu-")
+        try:
+            rep = ncu.profile_conflicts(runner, sg.id, rubric.conflicts_size.arg, logs, rubric.tool_timeout,
+                                        wrapper=self.sandbox.hide_prefix(), scratch=scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         ncu.relativize(rep, ws_root)
         _fill_source_lines(rep, lab, contents)
         check = Check("conflict_free", max_points=pts, data={"report": rep.to_json()})

@@ -19,6 +19,7 @@ import csv
 import io
 import json
 import re
+import shutil
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -271,12 +272,15 @@ def diagnose_failure(output: str) -> tuple[str, str] | None:
     return None
 
 
-def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: str) -> proc.Result:
-    res = proc.run([ncu] + args, timeout=timeout)
+def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: str,
+             wrapper: list[str] | None = None, cwd: Path | None = None) -> proc.Result:
+    """ncu with args (after `wrapper`, e.g. the sandbox's mount namespace), its output logged."""
+    res = proc.run((wrapper or []) + [str(ncu)] + args, timeout=timeout, cwd=cwd)
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
+        shown = res.cmd[len(wrapper or []):]
         with open(log, "a", encoding="utf-8") as f:
-            f.write(f"$ {' '.join(res.cmd)}\n# {res.describe_exit()} in {res.seconds:.1f} s ({tag})\n")
+            f.write(f"$ {' '.join(shown)}\n# {res.describe_exit()} in {res.seconds:.1f} s ({tag})\n")
             f.write(res.stdout)
             f.write(res.stderr)
             f.write("\n")
@@ -284,24 +288,27 @@ def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: 
 
 
 def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
-                      env_prefix: list[str] | None = None) -> ConflictReport:
+                      env_prefix: list[str] | None = None, wrapper: list[str] | None = None,
+                      scratch: Path | None = None) -> ConflictReport:
     """Profiles `runner run --stage S --n N --no-time` with Source Counters and reads the excess.
 
     Only the stage's own NVTX range "gpulab:<stage>" is profiled (the runner pushes it around the
-    stage's run()), so input generation and output poisoning kernels do not count.
+    stage's run()), so input generation and output poisoning kernels do not count. The profiling
+    run (student code) starts after `wrapper` (the sandbox's hiding mounts) in `scratch`, where
+    ncu writes its report (moved to `work` afterwards): `work` may lie in a hidden folder.
     """
     ncu = tools.find_tool("ncu")
     if ncu is None:
         return ConflictReport.not_run(stage, "ncu (Nsight Compute) not found", tools.MISSING_FIX["ncu"])
     work.mkdir(parents=True, exist_ok=True)
-    rep = work / f"ncu-{stage}"
+    rep = (scratch or work) / f"ncu-{stage}"
     log = work / f"ncu-{stage}.log"
     log.unlink(missing_ok=True)
     target = (env_prefix or []) + [str(runner), "run", "--stage", stage, "--n", size_arg, "--no-time",
                                    "--format", "json"]
     base = ["--section", "SourceCounters", "--export", str(rep), "--force-overwrite"]
     nvtx = ["--nvtx", "--nvtx-include", f"gpulab:{stage}/"]
-    res = _run_ncu(ncu, base + nvtx + target, timeout, log, "profile")
+    res = _run_ncu(ncu, base + nvtx + target, timeout, log, "profile", wrapper, scratch)
     notes = []
     out = res.stdout + res.stderr
     if res.timed_out:
@@ -312,11 +319,13 @@ def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeo
         return ConflictReport.not_run(stage, *diag)
     if "No kernels were profiled" in out:
         notes.append("no kernel matched the NVTX range gpulab:%s; profiled every kernel of the run instead" % stage)
-        res = _run_ncu(ncu, base + target, timeout, log, "profile without NVTX filter")
+        res = _run_ncu(ncu, base + target, timeout, log, "profile without NVTX filter", wrapper, scratch)
         out = res.stdout + res.stderr
         if "No kernels were profiled" in out:
             return ConflictReport(stage, True, 0, 0, notes=notes + ["the stage launched no kernel"])
     report_file = rep.with_name(rep.name + ".ncu-rep")
+    if scratch is not None and report_file.is_file() and not report_file.is_symlink():
+        report_file = Path(shutil.move(report_file, work / report_file.name))
     if not report_file.is_file():
         last = (out.strip().splitlines() or ["no output"])[-1]
         return ConflictReport.not_run(stage, f"ncu wrote no report ({res.describe_exit()}): {last[:200]}",
