@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from gpulab import proc, tools
+from gpulab.sandbox import read_private_file
 
 ERROR_EXIT = 9
 PREFIX = re.compile(r"^========= ?")
@@ -118,7 +119,8 @@ def parse_log(text: str) -> tuple[list[Finding], int | None]:
 
 
 def verdict(tool: str, stage: str, log_text: str, res: proc.Result) -> SanitizerReport:
-    """Clean only when a summary was printed, it says 0 errors and the exit status is not 9."""
+    """Clean only when a summary was printed, it says 0 errors, and compute-sanitizer exited by itself
+    with a status other than 9."""
     findings, errors = parse_log(log_text)
     rep = SanitizerReport(tool, stage, True, errors=errors, findings=findings, exit=res.describe_exit())
     real = [f for f in findings if f.severity == "error"]
@@ -132,6 +134,13 @@ def verdict(tool: str, stage: str, log_text: str, res: proc.Result) -> Sanitizer
         last = (log_text.strip().splitlines() or [res.stderr.strip() or "no output"])[-1]
         rep.reason = f"compute-sanitizer printed no summary ({res.describe_exit()}): {last[:200]}"
         rep.fix = "see the sanitizer log in the report folder"
+        return rep
+    if res.returncode < 0:
+        # compute-sanitizer itself was killed (e.g. by student code of the same user): its exit
+        # status, which student code cannot forge, is missing, and the log may not be its own.
+        rep.clean = False
+        rep.findings.append(Finding("killed", None, None, "error",
+                                    f"compute-sanitizer did not finish ({res.describe_exit()})"))
         return rep
     rep.clean = not real and (errors or 0) == 0 and res.returncode != ERROR_EXIT
     return rep
@@ -158,7 +167,9 @@ def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, size_arg: st
         cmd += ["--stage", s]
     cmd += ["--n", size_arg, "--no-time", "--format", "json"]
     res = proc.run(cmd, timeout=timeout, env=env, preexec=preexec, cwd=work)
-    text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+    # The log lies in the sandbox's folder: read a regular file only, never a link student code left.
+    data = read_private_file(log)
+    text = data.decode("utf-8", errors="replace") if data is not None else ""
     if not text and ("ERR_NVGPUCTRPERM" in res.stderr or "Unable to" in res.stderr):
         return SanitizerReport(tool, stage, False, reason=res.stderr.strip().splitlines()[-1][:200],
                                fix="see compute-sanitizer's message", exit=res.describe_exit())

@@ -18,7 +18,8 @@ from gpulab import proc
 FORBIDDEN_CALLS = {"mprotect", "dlopen", "dlsym", "dlvsym", "ptrace", "process_vm_writev", "process_vm_readv",
                    "syscall", "fork", "vfork", "execve", "execv", "execvp", "execl", "execlp", "system", "popen",
                    "posix_spawn", "posix_spawnp", "clone", "prctl", "setrlimit", "prlimit", "prlimit64",
-                   "kill", "unshare", "chroot", "mount"}
+                   "kill", "killpg", "unshare", "setns", "chroot", "pivot_root", "mount", "umount", "umount2",
+                   "open_by_handle_at", "name_to_handle_at"}
 STRONG = set("TDBR")
 
 
