@@ -3,13 +3,14 @@
 the current reference or starter, grades it with the real grader and compares with what the
 spec expects. Prints a table (class, expected, got) and exits 0 when every class is as expected.
 
-Usage: testdata_suite.py [--cpu-only] [--out DIR] [LAB...]
+Usage: testdata_suite.py [--cpu-only] [--build-gpu] [--only NAME]... [--out DIR] [LAB...]
 Exit: 0 all as expected, 1 a mismatch, 77 nothing could run (no build / no GPU for GPU classes).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -70,7 +71,31 @@ def _check_of(lab_grade, key: str):
     return None if s is None else s.checks.get(check)
 
 
-def compare(spec: dict[str, Any], sub) -> tuple[str, str, list[str]]:
+LEAK_MARKER = "GPULAB-LEAK"
+MIN_LEAK_LINE = 16   # shorter lines ("[[case]]", "seed = 2") could appear in any report
+
+
+def leaked_lines(course: Course, rels: list[str], graded: Path) -> list[str]:
+    """Lines of the instructor files `rels` (and the classes' marker) found in anything the grader
+    wrote for this submission (report.md, results.json, grade.json, logs)."""
+    wanted = {LEAK_MARKER}
+    for rel in rels:
+        path = course.source / rel
+        if not path.is_file():
+            raise SpecError(f"no_leak: {rel} is not in the course")
+        wanted |= {ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if len(ln.strip()) >= MIN_LEAK_LINE}
+    found = []
+    for f in sorted(graded.rglob("*")):
+        if not f.is_file():
+            continue
+        text = f.read_bytes().decode("utf-8", errors="replace")
+        for w in sorted(wanted):
+            if w in text or json.dumps(w)[1:-1] in text:
+                found.append(f"{f.relative_to(graded)}: {w[:60]!r}")
+    return found
+
+
+def compare(spec: dict[str, Any], sub, leaks: list[str] | None = None) -> tuple[str, str, list[str]]:
     """(expected, got, mismatches) in words, for the table."""
     exp = spec.get("expect", {})
     lab = sub.labs[0]
@@ -110,7 +135,42 @@ def compare(spec: dict[str, Any], sub) -> tuple[str, str, list[str]]:
     for path in exp.get("ignored", []):
         if path not in sub.ignored:
             bad.append(f"{path} not listed as ignored")
+    for stage, least in exp.get("min_time_ratio", {}).items():
+        # Not faster than the reference by more than noise; no time, no points.
+        c = _check_of(lab, f"{stage}.performance")
+        want.append(f"{stage} T/Tref >= {least:g}")
+        if c is None:
+            bad.append(f"{stage}.performance absent")
+        elif isinstance(c.data.get("ratio"), (int, float)):
+            got.append(f"{stage} T/Tref {c.data['ratio']:.2f}")
+            if c.data["ratio"] < least:
+                bad.append(f"{stage}: {c.summary} (want T/Tref >= {least:g}: the timing missed work)")
+        else:
+            got.append(f"{stage} not timed: {c.summary[:80]}")
+            if c.points > 0:
+                bad.append(f"{stage}.performance: {c.points:g} points without a measured time")
+    if "no_leak" in exp:
+        want.append("nothing of " + ", ".join(exp["no_leak"]) + " in the reports")
+        if leaks:
+            bad.append("instructor data in the grader's output: " + "; ".join(leaks[:5]))
     return "; ".join(want), "; ".join(got), bad
+
+
+def build_only(course: Course, lab: str, spec: dict[str, Any], out: Path) -> tuple[bool, str]:
+    """A GPU class without a GPU: its edits apply, it compiles and is graded (GPU parts not run)."""
+    try:
+        sub_dir = materialize(course, lab, spec, out / "submissions" / lab)
+    except SpecError as e:
+        return False, str(e)
+    opts = Options(stages=set(spec["stages"]) if spec.get("stages") else None, sanitizers=False, conflicts=False,
+                   performance=False, hidden=False, log=lambda m: None)
+    grader = Grader(course, course.require_build() / "grading", opts)
+    g = grader.grade(sub_dir, out / "built" / lab / spec["name"], [lab])
+    lab_grade = g.labs[0]
+    want = spec.get("expect", {}).get("lab_status", "graded")
+    if lab_grade.status != want:
+        return False, f"lab status {lab_grade.status} (want {want}): {lab_grade.message[:300]}"
+    return True, f"{lab_grade.status} (GPU parts not run)"
 
 
 def main() -> int:
@@ -119,6 +179,9 @@ def main() -> int:
     ap.add_argument("--cpu-only", action="store_true", help="only the classes that need no GPU")
     ap.add_argument("--out", help="keep the graded submissions' reports here")
     ap.add_argument("--only", action="append", help="only this submission name (repeatable)")
+    ap.add_argument("--build-gpu", action="store_true",
+                    help="without a GPU (or with --cpu-only): still build each GPU class and check that it "
+                         "compiles and is not rejected (its edits still apply to the course)")
     args = ap.parse_args()
     course = Course.from_environment()
     if course.build is None or not (course.build / "CMakeCache.txt").is_file():
@@ -141,7 +204,18 @@ def main() -> int:
                 continue
             needs_gpu = spec.get("needs_gpu", True)
             if needs_gpu and (args.cpu_only or not gpu):
+                if args.build_gpu:
+                    ok, why = build_only(course, lab, spec, out)
+                    failures += not ok
+                    ran += 1
+                    rows.append([lab, spec["name"], spec.get("class", ""), "builds", why, "built" if ok else "BROKEN"])
+                    print(f"testdata: {lab}/{spec['name']}: {'builds' if ok else 'BROKEN: ' + why}", flush=True)
+                    continue
                 rows.append([lab, spec["name"], spec.get("class", ""), "-", "skipped: needs a GPU", "skip"])
+                continue
+            if spec.get("needs_root") and os.geteuid() != 0:
+                # Without root the grader cannot hide the course from student code (its notes say so).
+                rows.append([lab, spec["name"], spec.get("class", ""), "-", "skipped: needs root", "skip"])
                 continue
             try:
                 sub_dir = materialize(course, lab, spec, out / "submissions" / lab)
@@ -152,10 +226,15 @@ def main() -> int:
             opts = Options(stages=set(spec["stages"]) if spec.get("stages") else None,
                            case_timeout=spec.get("case_timeout"), log=lambda m: None)
             grader = Grader(course, course.require_build() / "grading", opts)
-            g = grader.grade(sub_dir, out / "graded" / lab / spec["name"], [lab])
-            report.write_all(g, out / "graded" / lab / spec["name"])
+            graded = out / "graded" / lab / spec["name"]
+            g = grader.grade(sub_dir, graded, [lab])
+            report.write_all(g, graded)
             ran += 1
-            want, got, bad = compare(spec, g)
+            try:
+                leaks = leaked_lines(course, spec.get("expect", {}).get("no_leak", []), graded)
+            except SpecError as e:
+                leaks = [str(e)]
+            want, got, bad = compare(spec, g, leaks)
             failures += bool(bad)
             rows.append([lab, spec["name"], spec.get("class", ""), want, got if not bad else "; ".join(bad),
                          "ok" if not bad else "MISMATCH"])
