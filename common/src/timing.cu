@@ -61,6 +61,9 @@ TimingStats measure_gpu(const std::function<void()>& body, const std::function<v
   for (int rep = 0; rep < total; ++rep) {
     if (before_each) before_each();
     if (flusher) flusher->flush();
+    // Poisoning and the flush must be finished before the clock starts, also for a stage that
+    // launches on a non-blocking stream (it would otherwise overlap them and look faster).
+    GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
     timer.start();
     body();
     // Wait for the whole device before the stop event: work a stage enqueued on another stream
