@@ -6,6 +6,7 @@ skip without a GPU), and grades the untouched export: every lab must score 0.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -50,6 +51,11 @@ def ctest_verdict(output: str) -> tuple[list[str], list[str]]:
 
 
 def check_handout(course: Course, out: Path) -> int:
+    # A check inside a check (the export's own ctest) would export and build again, forever.
+    if os.environ.get("GPULAB_IN_HANDOUT_CHECK") == "1":
+        print("gpulab handout --check: already inside a handout check: not nested")
+        return 0
+    os.environ["GPULAB_IN_HANDOUT_CHECK"] = "1"
     build = out / "build" / "check"
     cache = read_cmake_cache(course.build) if course.build else {}
     steps = [
@@ -64,7 +70,9 @@ def check_handout(course: Course, out: Path) -> int:
             print(f"gpulab handout --check: {name} FAILED ({res.describe_exit()})")
             return EXIT_FAILED
     print("gpulab handout --check: tests ...", flush=True)
-    res = proc.run(["ctest", "--test-dir", str(build), "-E", "^autograder\\.(testdata|e2e)", "-j2"], timeout=1800)
+    # Not the suites that grade whole courses again, and never this check itself (it would recurse).
+    res = proc.run(["ctest", "--test-dir", str(build), "-E", "^autograder\\.(testdata|e2e|handout)", "-j2"],
+                   timeout=1800)
     broken, expected = ctest_verdict(res.stdout)
     if res.timed_out or broken or (not res.ok and not expected):
         print(res.stdout[-3000:])
