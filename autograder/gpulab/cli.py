@@ -63,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--impl", choices=["student", "reference"], default="student")
     sp.add_argument("--format", choices=["table", "json"], default="table")
     sp.add_argument("--keep", metavar="DIR", help="keep ncu's report and CSV files in DIR")
+    sp.add_argument("--param", action="append", metavar="KEY=VALUE",
+                    help="stage knob passed to the runner, e.g. colors=16 (repeatable)")
 
     from gpulab import grade_cli  # noqa: PLC0415 (the grading options live with the grader)
     grade_cli.add_parsers(sub)

@@ -289,7 +289,7 @@ def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: 
 
 def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
                       env_prefix: list[str] | None = None, wrapper: list[str] | None = None,
-                      scratch: Path | None = None) -> ConflictReport:
+                      scratch: Path | None = None, runner_args: list[str] | None = None) -> ConflictReport:
     """Profiles `runner run --stage S --n N --no-time` with Source Counters and reads the excess.
 
     Only the stage's own NVTX range "gpulab:<stage>" is profiled (the runner pushes it around the
@@ -305,7 +305,7 @@ def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeo
     log = work / f"ncu-{stage}.log"
     log.unlink(missing_ok=True)
     target = (env_prefix or []) + [str(runner), "run", "--stage", stage, "--n", size_arg, "--no-time",
-                                   "--format", "json"]
+                                   "--format", "json"] + (runner_args or [])
     base = ["--section", "SourceCounters", "--export", str(rep), "--force-overwrite"]
     nvtx = ["--nvtx", "--nvtx-include", f"gpulab:{stage}/"]
     res = _run_ncu(ncu, base + nvtx + target, timeout, log, "profile", wrapper, scratch)
@@ -435,10 +435,11 @@ def cmd_conflicts(course: Any, args: Any) -> int:
         base = work or Path(tmp)
         with gpulock.gpu_lock():
             for stage in args.stage:
-                rep = profile_conflicts(runner, stage, size, base)
+                params = [a for kv in (args.param or []) for a in ("--param", kv)]
+                rep = profile_conflicts(runner, stage, size, base, runner_args=params)
                 reports.append(relativize(rep, course.source))
     if args.format == "json":
-        print(json.dumps({"lab": args.lab, "implementation": args.impl, "n": size,
+        print(json.dumps({"lab": args.lab, "implementation": args.impl, "n": size, "params": args.param or [],
                           "stages": [r.to_json() for r in reports]}, indent=2))
     else:
         for r in reports:

@@ -1,10 +1,12 @@
 """The Nsight Compute reader: per-line excess wavefronts, n-way degree, n/a, permission errors."""
 
+import stat
+import tempfile
 import unittest
 from pathlib import Path
 
 from gpulab import ncu
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, env
 
 
 def fixture(name: str) -> str:
@@ -122,6 +124,21 @@ class NcuParseTest(unittest.TestCase):
         rep = ncu.build_report("padded", "", "", raw_csv=raw.read_text())
         self.assertTrue(rep.measured, rep.reason)
         self.assertEqual(rep.total_excessive, 0)
+
+
+class RunnerArgsTest(unittest.TestCase):
+    def test_stage_knobs_reach_the_profiled_runner(self):
+        """`gpulab conflicts ... --param colors=16` must profile the runner with that knob."""
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "argv"
+            fake = Path(tmp) / "ncu"
+            fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
+            fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+            with env(GPULAB_NCU=str(fake)):
+                ncu.profile_conflicts(Path("/bin/true"), "colored-direct", "65536", Path(tmp) / "work", 30,
+                                      runner_args=["--param", "colors=16"])
+            first = log.read_text().splitlines()[0]
+            self.assertIn("run --stage colored-direct --n 65536 --no-time --format json --param colors=16", first)
 
 
 if __name__ == "__main__":
