@@ -42,7 +42,13 @@ class Options:
     stages: set[str] | None = None    # grade only these stages (partial grade: the others are left out)
     parallel: int = 0                 # concurrent correctness processes (0: min(8, CPUs))
     case_timeout: float | None = None # overrides the rubric's [limits] case_timeout
+    verify_timing: bool = False       # cross-check the student's reported times with ncu's kernel time
     log: Callable[[str], None] = lambda msg: None
+
+
+# A stage's honest median (events around all its work) is never far below the kernel time
+# Nsight Compute measures for it; well below means the student's process did not measure it.
+TIMING_TRUST = 0.8
 
 
 # ----------------------------------------------------------------------------- runner output
@@ -636,7 +642,33 @@ class Grader:
                               f"{t:.4g} ms vs reference {tr:.4g} ms ({t / tr:.2f}x; full credit <= {ratio:g}x)",
                               data={"t_ms": t, "t_ref_ms": tr, "ratio": t / tr, "full_credit_ratio": ratio,
                                     "n": rubric.performance.size.arg if rubric.performance.size else None})
+                if self.options.verify_timing:
+                    check = self._cross_check_time(check, runner, sp, rubric, t)
             grades[sp.id].checks["performance"] = check
+
+    def _cross_check_time(self, check: Check, runner: Path, sp: Any, rubric: Rubric, t: float) -> Check:
+        """The student's time is measured inside the student's process; Nsight Compute's kernel time
+        is not. A reported median below TIMING_TRUST x the profiled kernel time was not measured
+        honestly: 0 points. ncu unavailable: the check stands, with a note saying it is unverified."""
+        if rubric.performance.size is None:
+            return check
+        scratch = self.sandbox.mkdtemp("gpulab-ncu-")
+        try:
+            t_ncu, why = ncu.profile_kernel_time(runner, sp.id, rubric.performance.size.arg, scratch,
+                                                 rubric.tool_timeout, wrapper=self.sandbox.hide_prefix(),
+                                                 scratch=scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        check.data["t_ncu_kernels_ms"] = t_ncu
+        if t_ncu is None:
+            check.summary += f"; timing not cross-checked ({why})"
+        elif t < TIMING_TRUST * t_ncu:
+            return Check("performance", FAIL, 0, sp.performance,
+                         f"reported {t:.4g} ms, but Nsight Compute measured {t_ncu:.4g} ms of kernel time for this "
+                         f"stage: the reported time is not trusted", data=dict(check.data))
+        else:
+            check.summary += f"; ncu kernel time {t_ncu:.4g} ms"
+        return check
 
 
 class _nullcontext:

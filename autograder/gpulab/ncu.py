@@ -287,6 +287,60 @@ def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: 
     return res
 
 
+_TIME_UNITS_MS = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0,
+                  "second": 1e3, "s": 1e3}
+
+
+def parse_kernel_time_ms(output: str) -> float | None:
+    """The sum of gpu__time_duration.sum over every kernel in ncu's `--csv` output (ms), or None.
+
+    The CSV rows are mixed with the profiled program's own output and ncu's ==PROF== lines: only
+    lines that start with a quote are read. A value ncu could not read (n/a) or an unknown unit
+    makes the whole measurement None: never a guess.
+    """
+    rows = [line for line in output.splitlines() if line.startswith('"')]
+    total, found = 0.0, False
+    for row in csv.DictReader(io.StringIO("\n".join(rows))):
+        if row.get("Metric Name") != "gpu__time_duration.sum":
+            continue
+        text = (row.get("Metric Value") or "").replace(",", "").strip()
+        scale = _TIME_UNITS_MS.get((row.get("Metric Unit") or "").strip())
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        if scale is None:
+            return None
+        total += value * scale
+        found = True
+    return total if found else None
+
+
+def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
+                        wrapper: list[str] | None = None, scratch: Path | None = None) -> tuple[float | None, str]:
+    """(ms, "") — the GPU time of the stage's kernels as Nsight Compute measures it — or (None, why).
+
+    This number does not come from the student's process: ncu reads it from the hardware. It is
+    kernel time only (no launch gaps) at the card's own clocks (--clock-control none), so a
+    stage's honest median is never far below it; a reported time far below it was not measured.
+    """
+    ncu = tools.find_tool("ncu")
+    if ncu is None:
+        return None, "ncu (Nsight Compute) not found"
+    work.mkdir(parents=True, exist_ok=True)
+    args = ["--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--csv",
+            "--nvtx", "--nvtx-include", f"gpulab:{stage}/",
+            str(runner), "run", "--stage", stage, "--n", size_arg, "--no-time", "--format", "json"]
+    res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time", wrapper, scratch)
+    if res.timed_out:
+        return None, f"ncu timed out after {timeout:.0f} s"
+    diag = diagnose_failure(res.stdout + res.stderr)
+    if diag:
+        return None, diag[0]
+    ms = parse_kernel_time_ms(res.stdout)
+    return (ms, "") if ms is not None else (None, "ncu printed no kernel time for the stage")
+
+
 def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
                       env_prefix: list[str] | None = None, wrapper: list[str] | None = None,
                       scratch: Path | None = None, runner_args: list[str] | None = None) -> ConflictReport:

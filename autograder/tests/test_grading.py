@@ -66,6 +66,23 @@ class GradingTest(TempDir, unittest.TestCase):
         self.assertAlmostEqual(self.stage(sub, "naive").checks["performance"].points, 3 * 2.0 / 4.0)
         self.assertEqual(self.stage(sub, "shared").checks["performance"].points, 3)   # 1.1 <= 1.2 x 1.0
 
+    def test_verified_timing_keeps_honest_times(self):
+        with env(FAKE_NCU_KERNEL_MS="1.5"):
+            sub = self.grade({"naive": {"status": "pass", "median_ms": 2.0}, "shared": GOOD["shared"]},
+                             verify_timing=True)
+        c = self.stage(sub, "naive").checks["performance"]
+        self.assertEqual(c.points, 3)
+        self.assertIn("ncu kernel time 1.5 ms", c.summary)
+
+    def test_verified_timing_rejects_a_reported_time_below_the_kernels(self):
+        behaviour = {"naive": {"status": "pass", "median_ms": 0.1}, "shared": GOOD["shared"]}
+        with env(FAKE_NCU_KERNEL_MS="2.0"):
+            forged = self.stage(self.grade(behaviour, verify_timing=True), "naive").checks["performance"]
+            trusted = self.stage(self.grade(behaviour), "naive").checks["performance"]
+        self.assertEqual(forged.points, 0)
+        self.assertIn("not trusted", forged.summary)
+        self.assertEqual(trusted.points, 3)  # without --verify-timing the student's number is believed
+
     def test_crash_and_hang_cost_only_their_cases(self):
         sub = self.grade({"naive": {"crash": True}, "shared": {"hang": True}})
         naive, shared = self.stage(sub, "naive"), self.stage(sub, "shared")

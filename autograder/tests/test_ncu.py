@@ -141,5 +141,42 @@ class RunnerArgsTest(unittest.TestCase):
             self.assertIn("run --stage colored-direct --n 65536 --no-time --format json --param colors=16", first)
 
 
+KERNEL_TIME_CSV = (
+    '==PROF== Connected to process 4242\n'
+    '{"lab": "scan", "results": []}\n'
+    '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
+    '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"\n'
+    '"0","4242","gpulab-scan-student","h","block_scan","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0",'
+    '"Command line profiler metrics","gpu__time_duration.sum","usecond","12.50"\n'
+    '"1","4242","gpulab-scan-student","h","add_back","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0",'
+    '"Command line profiler metrics","gpu__time_duration.sum","nsecond","2,500"\n'
+)
+
+
+class KernelTimeTest(unittest.TestCase):
+    def test_sums_every_kernel_in_milliseconds(self):
+        self.assertAlmostEqual(ncu.parse_kernel_time_ms(KERNEL_TIME_CSV), 0.015)
+
+    def test_no_kernels_or_unreadable_values_are_not_a_measurement(self):
+        self.assertIsNone(ncu.parse_kernel_time_ms("==PROF== No kernels were profiled.\n"))
+        self.assertIsNone(ncu.parse_kernel_time_ms(KERNEL_TIME_CSV.replace('"12.50"', '"n/a"')))
+        self.assertIsNone(ncu.parse_kernel_time_ms(KERNEL_TIME_CSV.replace('"usecond"', '"cycle"')))
+
+    def test_profile_runs_the_stage_outside_the_timer(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "argv"
+            fake = Path(tmp) / "ncu"
+            (Path(tmp) / "out.csv").write_text(KERNEL_TIME_CSV)
+            fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\ncat {tmp}/out.csv\n')
+            fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+            with env(GPULAB_NCU=str(fake)):
+                ms, why = ncu.profile_kernel_time(Path("/bin/true"), "shared", "16777216", Path(tmp) / "w", 30)
+            self.assertEqual((round(ms, 6), why), (0.015, ""))
+            argv = log.read_text()
+            self.assertIn("--metrics gpu__time_duration.sum --clock-control none", argv)
+            self.assertIn("--nvtx-include gpulab:shared/", argv)
+            self.assertIn("run --stage shared --n 16777216 --no-time", argv)
+
+
 if __name__ == "__main__":
     unittest.main()

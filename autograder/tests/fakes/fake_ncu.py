@@ -9,6 +9,12 @@ if os.environ.get("FAKE_NCU_PERM") == "1":
     print("==PROF== Connected to process 1234")
     print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters")
     sys.exit(1)
+if "--metrics" in args and "gpu__time_duration.sum" in args:
+    # Kernel time of the profiled stage: FAKE_NCU_KERNEL_MS (the hardware's number, not the student's).
+    print("==PROF== Connected to process 1234")
+    print('"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"')
+    print(f'"0","k","gpu__time_duration.sum","msecond","{os.environ.get("FAKE_NCU_KERNEL_MS", "1.0")}"')
+    sys.exit(0)
 if "--export" in args:
     open(args[args.index("--export") + 1] + ".ncu-rep", "w").write("fake")
     print("==PROF== Report: fake.ncu-rep")
