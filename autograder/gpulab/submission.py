@@ -16,7 +16,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 from gpulab import proc
 from gpulab.errors import GpulabError
@@ -54,13 +54,20 @@ def _extract_zip(path: Path, dest: Path) -> list[str]:
             if info.is_dir():
                 (dest / rel).mkdir(parents=True, exist_ok=True)
                 continue
-            total += info.file_size
-            if total > MAX_TOTAL_BYTES:
-                raise GpulabError(f"submission {path}: more than {MAX_TOTAL_BYTES >> 20} MB unpacked")
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, open(dest / rel, "wb") as out:
-                shutil.copyfileobj(src, out)
+            total = _place_member(path, dest / rel, zf.open(info), info.file_size, total)
     return skipped
+
+
+def _place_member(archive: Path, target: Path, src: BinaryIO, size: int, total: int) -> int:
+    """Copies one archive member to `target`; returns the bytes unpacked so far, refusing archives
+    that unpack to more than MAX_TOTAL_BYTES (a zip bomb costs one error, not the disk)."""
+    total += size
+    if total > MAX_TOTAL_BYTES:
+        raise GpulabError(f"submission {archive}: more than {MAX_TOTAL_BYTES >> 20} MB unpacked")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with src, open(target, "wb") as out:
+        shutil.copyfileobj(src, out)
+    return total
 
 
 def _extract_tar(path: Path, dest: Path) -> list[str]:
@@ -81,15 +88,9 @@ def _extract_tar(path: Path, dest: Path) -> list[str]:
             if m.isdir():
                 (dest / rel).mkdir(parents=True, exist_ok=True)
                 continue
-            total += m.size
-            if total > MAX_TOTAL_BYTES:
-                raise GpulabError(f"submission {path}: more than {MAX_TOTAL_BYTES >> 20} MB unpacked")
             src = tf.extractfile(m)
-            if src is None:
-                continue
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            with src, open(dest / rel, "wb") as out:
-                shutil.copyfileobj(src, out)
+            if src is not None:
+                total = _place_member(path, dest / rel, src, m.size, total)
     return skipped
 
 
