@@ -109,8 +109,6 @@ class NcuParseTest(unittest.TestCase):
     def test_real_tiled_transpose_is_32_way(self):
         """H200 capture, transpose `tiled` at 256x256: 2048 column loads, 31 excess wavefronts each."""
         raw = FIXTURES / "ncu-raw-real-h200-tiled-conflicts.csv"
-        if not raw.exists():
-            self.skipTest("no real capture")
         source = FIXTURES / "ncu-source-real-h200-tiled-conflicts.csv"
         rep = ncu.build_report("tiled", source.read_text(), "", raw_csv=raw.read_text())
         self.assertEqual(rep.total_excessive, 63488)
@@ -119,8 +117,6 @@ class NcuParseTest(unittest.TestCase):
 
     def test_real_padded_transpose_is_clean(self):
         raw = FIXTURES / "ncu-raw-real-h200-padded-clean.csv"
-        if not raw.exists():
-            self.skipTest("no real capture")
         rep = ncu.build_report("padded", "", "", raw_csv=raw.read_text())
         self.assertTrue(rep.measured, rep.reason)
         self.assertEqual(rep.total_excessive, 0)

@@ -62,24 +62,17 @@ class SanitizerTest(unittest.TestCase):
                     self.assertGreater(errors, 0)
                     self.assertTrue(any(f.file and f.line for f in findings), "a finding names file:line")
 
-    def test_real_out_of_bounds_write_names_the_line(self):
-        path = FIXTURES / "memcheck-oob-real-h200.log"
-        if not path.exists():
-            self.skipTest("no real capture")
-        findings, errors = sanitizer.parse_log(path.read_text())
+    def assert_real_finding_at(self, fixture: str, file: str, line: int) -> None:
+        findings, errors = sanitizer.parse_log((FIXTURES / fixture).read_text())
         self.assertGreater(errors, 0)
-        self.assertTrue(any(f.file == "transpose.cu" and f.line == 50 for f in findings),
+        self.assertTrue(any(f.file == file and f.line == line for f in findings),
                         [(f.file, f.line, f.kind) for f in findings])
+
+    def test_real_out_of_bounds_write_names_the_line(self):
+        self.assert_real_finding_at("memcheck-oob-real-h200.log", "transpose.cu", 50)
 
     def test_real_race_names_the_line(self):
-        path = FIXTURES / "racecheck-race-real-h200.log"
-        if not path.exists():
-            self.skipTest("no real capture")
-        findings, errors = sanitizer.parse_log(path.read_text())
-        self.assertGreater(errors, 0)
-        self.assertTrue(any(f.file == "transpose.cu" and f.line == 174 for f in findings),
-                        [(f.file, f.line, f.kind) for f in findings])
-
+        self.assert_real_finding_at("racecheck-race-real-h200.log", "transpose.cu", 174)
 
 if __name__ == "__main__":
     unittest.main()
