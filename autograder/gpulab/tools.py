@@ -44,3 +44,9 @@ MISSING_FIX = {
     "compute-sanitizer": "install the CUDA Toolkit's compute-sanitizer and put /usr/local/cuda/bin on PATH, "
                          "or set GPULAB_COMPUTE_SANITIZER=/path/to/compute-sanitizer",
 }
+
+
+def missing_gpu_exit_code() -> int:
+    """A GPU test without a GPU: 77 (ctest SKIPPED, never passed), or 1 under GPULAB_REQUIRE_GPU=1
+    (the gpu preset: a GPU machine must not skip)."""
+    return 1 if os.environ.get("GPULAB_REQUIRE_GPU") == "1" else 77

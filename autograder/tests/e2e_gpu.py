@@ -8,7 +8,6 @@ Usage: e2e_gpu.py [LAB...]   (GPULAB_BUILD_DIR / GPULAB_SOURCE_DIR as set by cte
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 import time
@@ -25,7 +24,7 @@ from gpulab.paths import Course  # noqa: E402
 def main() -> int:
     if not tools.gpu_present():
         print("e2e_gpu: no GPU: skipped")
-        return 1 if os.environ.get("GPULAB_REQUIRE_GPU") == "1" else 77
+        return tools.missing_gpu_exit_code()
     course = Course.from_environment()
     labs = sys.argv[1:] or [l for l in course.labs() if course.rubric_path(l).is_file()
                             and (course.source / "solutions" / l).is_dir()]

@@ -191,7 +191,7 @@ def main() -> int:
     if not args.cpu_only and not gpu:
         # The CPU classes are the cpu test's; a GPU run without a GPU is skipped, never passed.
         print("testdata: no GPU: the GPU suite is skipped (run with --cpu-only for the CPU classes)")
-        return 1 if os.environ.get("GPULAB_REQUIRE_GPU") == "1" else 77
+        return tools.missing_gpu_exit_code()
     labs = args.labs or sorted(p.stem for p in TESTDATA.glob("*.toml"))
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="gpulab-testdata-"))
     rows, failures, ran = [], 0, 0

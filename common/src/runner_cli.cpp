@@ -17,7 +17,7 @@ namespace gpulab {
 namespace {
 
 // Exit codes (documented in README and runner --help).
-constexpr int kExitOk = 0, kExitCheckFailed = 1, kExitUsage = 2, kExitStarterNotTodo = 3, kExitNoGpu = 77;
+constexpr int kExitOk = 0, kExitCheckFailed = 1, kExitUsage = 2, kExitStarterNotTodo = 3;
 
 // "1025", "4096x4096", "2^28": the problem size forms the command line accepts.
 void parse_size(const std::string& text, Problem& p) {
@@ -114,14 +114,9 @@ MeasureOptions make_measure(const CommonOptions& o) {
 // No GPU: one clear line; with --require-gpu, ctest's skip code (or a failure on the GPU preset).
 std::optional<int> handle_missing_gpu(bool needs_gpu, bool require_gpu) {
   if (!needs_gpu || gpu_available()) return std::nullopt;
+  if (require_gpu) return missing_gpu_exit_code(std::cerr);
   std::cerr << no_gpu_line() << "\n";
-  if (!require_gpu) return std::nullopt;
-  const char* required = std::getenv("GPULAB_REQUIRE_GPU");
-  if (required && std::string(required) == "1") {
-    std::cerr << "gpulab: GPULAB_REQUIRE_GPU=1 but no GPU is usable: failing instead of skipping\n";
-    return kExitCheckFailed;
-  }
-  return kExitNoGpu;
+  return std::nullopt;
 }
 
 std::string_view where_name(Where w) { return w == Where::gpu ? "gpu" : "cpu"; }

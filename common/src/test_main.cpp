@@ -8,7 +8,6 @@
 #include <catch2/catch.hpp>
 #endif
 
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <vector>
@@ -22,14 +21,6 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--gpulab-gpu") == 0) gpu_tests = true;
     else args.push_back(argv[i]);
   }
-  if (gpu_tests && !gpulab::gpu_available()) {
-    std::cout << gpulab::no_gpu_line() << "\n";
-    const char* required = std::getenv("GPULAB_REQUIRE_GPU");
-    if (required && std::strcmp(required, "1") == 0) {
-      std::cout << "GPULAB_REQUIRE_GPU=1: a GPU test run without a GPU is a failure\n";
-      return 1;
-    }
-    return 77;
-  }
+  if (gpu_tests && !gpulab::gpu_available()) return gpulab::missing_gpu_exit_code(std::cout);
   return Catch::Session().run(static_cast<int>(args.size()), args.data());
 }

@@ -1,6 +1,9 @@
 // What the device is, and the numbers the labs compare against.
 #pragma once
 #include <cstddef>
+#include <cstdlib>
+#include <ostream>
+#include <string_view>
 #include <optional>
 #include <string>
 
@@ -31,6 +34,18 @@ bool gpu_available();
 std::string no_gpu_reason();
 // The one line every command prints when it skips GPU work.
 std::string no_gpu_line();
+
+// The exit status of a GPU test that found no GPU: 77 (ctest reports SKIPPED, never passed), or
+// 1 under GPULAB_REQUIRE_GPU=1 (the gpu preset: a GPU machine must not skip). Prints why.
+inline int missing_gpu_exit_code(std::ostream& out) {
+  out << no_gpu_line() << "\n";
+  const char* required = std::getenv("GPULAB_REQUIRE_GPU");
+  if (required && std::string_view(required) == "1") {
+    out << "gpulab: GPULAB_REQUIRE_GPU=1 but no GPU is usable: failing instead of skipping\n";
+    return 1;
+  }
+  return 77;
+}
 
 struct CopyBandwidth {
   double memcpy_gbps = 0;  // cudaMemcpy device to device, bytes read + bytes written
