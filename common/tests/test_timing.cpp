@@ -45,6 +45,15 @@ TEST_CASE("GPU: poisoned buffers and round trips", "[gpu][buffer]") {
   for (int v : d.download()) CHECK(v == static_cast<int>(0xA5A5A5A5u));
 }
 
+TEST_CASE("GPU: pinned host buffers round-trip through the device", "[gpu][buffer]") {
+  gpulab::PinnedBuffer<int> pinned(1000);
+  for (std::size_t i = 0; i < pinned.size(); ++i) pinned.data()[i] = static_cast<int>(i) * 3;
+  gpulab::DeviceBuffer<int> d(pinned.size());
+  d.upload(std::span<const int>(pinned.span()));
+  const auto back = d.download();
+  for (std::size_t i = 0; i < back.size(); ++i) CHECK(back[i] == static_cast<int>(i) * 3);
+}
+
 TEST_CASE("GPU: the launch counter counts kernel launches", "[gpu][launch-counter]") {
   gpulab::LaunchCounter counter;
   REQUIRE(counter.available());
