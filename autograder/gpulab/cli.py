@@ -17,12 +17,20 @@ Options not listed here are passed to the runner unchanged (e.g. --where gpu, --
 
 
 def _size(text: str) -> str:
-    """--n accepts N or RxC (2-D labs); checked here so a typo gets a clear message."""
+    """--n accepts what the runner accepts — N, 2^k (k <= 40) or RxC (2-D labs) — checked here so a
+    typo gets a clear message before any runner starts (common/src/runner_cli.cpp, parse_size)."""
     t = text.lower()
+
+    def count(part: str) -> bool:
+        if part.startswith("2^"):
+            return part[2:].isdigit() and int(part[2:]) <= 40
+        return part.isdigit()
+
     parts = t.split("x")
-    if len(parts) in (1, 2) and all(p.isdigit() and p for p in parts):
+    if len(parts) in (1, 2) and all(count(p) for p in parts):
         return t
-    raise argparse.ArgumentTypeError(f"'{text}' is not a size: write N (e.g. 1048576) or RxC (e.g. 4096x4096)")
+    raise argparse.ArgumentTypeError(
+        f"'{text}' is not a size: write N (e.g. 1048576), 2^k (e.g. 2^24) or RxC (e.g. 4096x4096)")
 
 
 def _parser() -> argparse.ArgumentParser:

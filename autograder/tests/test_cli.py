@@ -64,6 +64,14 @@ class CliTest(TempDir, unittest.TestCase):
         code, _, err = self.main("run", "scan", "--n", "12q")
         self.assertEqual(code, 2)
         self.assertIn("not a size", err)
+        code, _, err = self.main("run", "scan", "--n", "2^41")
+        self.assertEqual(code, 2)
+        self.assertIn("not a size", err)
+
+    def test_sizes_the_runner_accepts_are_accepted(self):
+        from gpulab.cli import _size
+        for text in ("1025", "2^24", "1000x999", "2^10x2^10"):
+            self.assertEqual(_size(text), text)
 
     def test_grade_needs_one_target(self):
         code, _, err = self.main("grade")
