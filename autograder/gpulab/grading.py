@@ -42,7 +42,7 @@ class Options:
     stages: set[str] | None = None    # grade only these stages (partial grade: the others are left out)
     parallel: int = 0                 # concurrent correctness processes (0: min(8, CPUs))
     case_timeout: float | None = None # overrides the rubric's [limits] case_timeout
-    verify_timing: bool = False       # cross-check the student's reported times with ncu's kernel time
+    verify_timing: bool = True        # cross-check the student's reported times with ncu's kernel time
     log: Callable[[str], None] = lambda msg: None
 
 
@@ -662,6 +662,13 @@ class Grader:
         check.data["t_ncu_kernels_ms"] = t_ncu
         if t_ncu is None:
             check.summary += f"; timing not cross-checked ({why})"
+        elif t_ncu == 0:
+            # A GPU stage whose kernels all run outside its range (another thread, a popped range,
+            # the CPU) cannot be timed from outside: no points for a time nobody can confirm.
+            return Check("performance", FAIL, 0, sp.performance,
+                         f"Nsight Compute saw no kernel inside the stage ({why}): the reported {t:.4g} ms "
+                         "is not trusted", fix="launch the stage's kernels from run(), on the calling thread",
+                         data=dict(check.data))
         elif t < TIMING_TRUST * t_ncu:
             return Check("performance", FAIL, 0, sp.performance,
                          f"reported {t:.4g} ms, but Nsight Compute measured {t_ncu:.4g} ms of kernel time for this "

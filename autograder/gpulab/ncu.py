@@ -318,7 +318,8 @@ def parse_kernel_time_ms(output: str) -> float | None:
 
 def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
                         wrapper: list[str] | None = None, scratch: Path | None = None) -> tuple[float | None, str]:
-    """(ms, "") — the GPU time of the stage's kernels as Nsight Compute measures it — or (None, why).
+    """(ms, "") — the GPU time of the stage's kernels as Nsight Compute measures it — or (None, why);
+    (0.0, why) when ncu ran fine and saw no kernel inside the stage's NVTX range.
 
     This number does not come from the student's process: ncu reads it from the hardware. It is
     kernel time only (no launch gaps) at the card's own clocks (--clock-control none), so a
@@ -337,6 +338,8 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     diag = diagnose_failure(res.stdout + res.stderr)
     if diag:
         return None, diag[0]
+    if res.returncode == 0 and "No kernels were profiled" in res.stdout + res.stderr:
+        return 0.0, "no kernel ran inside the stage's NVTX range"
     ms = parse_kernel_time_ms(res.stdout)
     return (ms, "") if ms is not None else (None, "ncu printed no kernel time for the stage")
 

@@ -68,8 +68,7 @@ class GradingTest(TempDir, unittest.TestCase):
 
     def test_verified_timing_keeps_honest_times(self):
         with env(FAKE_NCU_KERNEL_MS="1.5"):
-            sub = self.grade({"naive": {"status": "pass", "median_ms": 2.0}, "shared": GOOD["shared"]},
-                             verify_timing=True)
+            sub = self.grade({"naive": {"status": "pass", "median_ms": 2.0}, "shared": GOOD["shared"]})
         c = self.stage(sub, "naive").checks["performance"]
         self.assertEqual(c.points, 3)
         self.assertIn("ncu kernel time 1.5 ms", c.summary)
@@ -77,11 +76,18 @@ class GradingTest(TempDir, unittest.TestCase):
     def test_verified_timing_rejects_a_reported_time_below_the_kernels(self):
         behaviour = {"naive": {"status": "pass", "median_ms": 0.1}, "shared": GOOD["shared"]}
         with env(FAKE_NCU_KERNEL_MS="2.0"):
-            forged = self.stage(self.grade(behaviour, verify_timing=True), "naive").checks["performance"]
-            trusted = self.stage(self.grade(behaviour), "naive").checks["performance"]
+            forged = self.stage(self.grade(behaviour), "naive").checks["performance"]
+            believed = self.stage(self.grade(behaviour, verify_timing=False), "naive").checks["performance"]
         self.assertEqual(forged.points, 0)
         self.assertIn("not trusted", forged.summary)
-        self.assertEqual(trusted.points, 3)  # without --verify-timing the student's number is believed
+        self.assertEqual(believed.points, 3)  # --no-verify-timing: the student's number is believed
+
+    def test_verified_timing_rejects_a_stage_with_no_kernel_in_its_range(self):
+        with env(FAKE_NCU_KERNEL_MS="none"):
+            c = self.stage(self.grade({"naive": {"status": "pass", "median_ms": 1.0}, "shared": GOOD["shared"]}),
+                           "naive").checks["performance"]
+        self.assertEqual(c.points, 0)
+        self.assertIn("saw no kernel inside the stage", c.summary)
 
     def test_crash_and_hang_cost_only_their_cases(self):
         sub = self.grade({"naive": {"crash": True}, "shared": {"hang": True}})
