@@ -172,7 +172,8 @@ Table colors_sweep(const ExperimentContext& ctx) {
            {"percent_of_copy", "% copy", 1},
            {"model_excess_per_request", "excess/request"},
            {"model_offset_excess", "excess/page"},
-           {"model_max_way", "max way"}},
+           {"model_max_way", "max way"},
+           {"model_128bit_excess", "excess/page 128-bit"}},
           "colored prefix sums against d (seed 000 §4, Fig. 2), n = " + pow2_name(ctx.base.n));
   std::vector<int> ds;
   if (ctx.quick) ds = {1, 2, 8, 16};
@@ -185,13 +186,19 @@ Table colors_sweep(const ExperimentContext& ctx) {
       if (ctx.quick) p.n = std::size_t{1} << 16;
       p.params["colors"] = d;
       const auto r = time_stage(lab, id, p, ctx.measure);
-      const auto model = scan::model::summarize(scan::model::colored_offset_requests(d, id == "colored-conflict-free"));
+      const bool conflict_free = id == "colored-conflict-free";
+      const auto model = scan::model::summarize(scan::model::colored_offset_requests(d, conflict_free));
+      // The conflict-free walk (stride 17) stays 32-bit; the direct one compiles to 128-bit accesses.
+      const long compiled =
+          conflict_free ? model.excess() : scan::model::summarize(scan::model::colored_direct_walk_128bit_requests(d)).excess();
       t.add_row({id, static_cast<std::int64_t>(d), static_cast<std::int64_t>(p.n), std::string(to_string(r.status)),
                  ms_cell(r), opt_cell(r.gbps), percent_of_copy(r), static_cast<std::int64_t>(model.worst_excess),
-                 static_cast<std::int64_t>(model.excess()), static_cast<std::int64_t>(model.max_way)});
+                 static_cast<std::int64_t>(model.excess()), static_cast<std::int64_t>(model.max_way),
+                 static_cast<std::int64_t>(compiled)});
     }
   }
   t.add_note("model columns: gpulab::analyze_bank_conflicts on the offset step's addresses (scan_model.cpp), per page of 1024");
+  t.add_note("excess/page 128-bit: the walk as nvcc compiles it (LDS.128/STS.128); x n/1024 pages = ncu's count");
   t.add_note("measured excess wavefronts: ncu --section SourceCounters (README, 'Bank conflicts, measured')");
   return t;
 }
@@ -219,6 +226,8 @@ Table bank_model_table(const ExperimentContext&) {
   for (int d : {1, 2, 4, 8, 16}) row("colored offsets direct", "d=" + std::to_string(d), colored_offset_requests(d, false));
   for (int d : {1, 2, 4, 8, 16})
     row("colored offsets conflict-free", "d=" + std::to_string(d), colored_offset_requests(d, true));
+  for (int d : {1, 2, 8, 9, 16})
+    row("colored direct walk 128-bit", "d=" + std::to_string(d), colored_direct_walk_128bit_requests(d));
   row("colored page staging", "-", colored_page_requests());
   for (int a : {1, 2, 4, 6, 7, 8, 16, 18, 32}) row("alpha-matrix load", "alpha=" + std::to_string(a), alpha_load_requests(a));
   return t;

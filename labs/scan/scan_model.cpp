@@ -20,8 +20,12 @@ std::uint64_t mix(std::uint64_t z) {
 }
 
 template <class IndexOfLane>
-Request words(std::string step, IndexOfLane index, int active = gpulab::kWarpSize) {
-  return Request{std::move(step), gpulab::WarpAccess::words(index, active)};
+Request words(std::string step, IndexOfLane index, int active = gpulab::kWarpSize, int width_bytes = 4) {
+  return Request{std::move(step), gpulab::WarpAccess::words(index, active, width_bytes)};
+}
+
+void check_colors(int colors, const char* who) {
+  if (colors < 1 || colors > kMaxColors) throw std::invalid_argument(std::string(who) + ": colors must be 1..16");
 }
 
 }  // namespace
@@ -150,7 +154,7 @@ std::vector<Request> tree_scan_requests(int block, TreeLayout layout) {
 }
 
 std::vector<Request> colored_offset_requests(int colors, bool conflict_free) {
-  if (colors < 1 || colors > kMaxColors) throw std::invalid_argument("colored_offset_requests: colors must be 1..16");
+  check_colors(colors, "colored_offset_requests");
   std::vector<Request> out;
   const int stride = kColoredTransposeStride;
   if (!conflict_free) {
@@ -171,6 +175,17 @@ std::vector<Request> colored_offset_requests(int colors, bool conflict_free) {
     out.push_back(words("transpose back read c=" + std::to_string(c), [&](int t) { return trans + t * stride + c; }));
     out.push_back(words("transpose back write c=" + std::to_string(c), [&](int t) { return c * 32 + t; }));
   }
+  return out;
+}
+
+std::vector<Request> colored_direct_walk_128bit_requests(int colors) {
+  check_colors(colors, "colored_direct_walk_128bit_requests");
+  // Index k of a 16-byte access: lane c's row starts at word 32 c, i.e. at 16-byte unit 8 c.
+  std::vector<Request> out;
+  for (const char* kind : {"load", "store"})
+    for (int k = 0; k < 8; ++k)
+      out.push_back(words(std::string("walk counts 128-bit ") + kind + " k=" + std::to_string(k),
+                          [&](int c) { return 8 * c + k; }, colors, 16));
   return out;
 }
 

@@ -74,6 +74,11 @@ std::vector<Request> tree_scan_requests(int block, TreeLayout layout);
 //   direct:        lane c < d walks counts[c * 32 + j], j = 0..31
 //   conflict-free: transpose counts into trans[t * 17 + c], walk trans[j * 17 + c], transpose back
 std::vector<Request> colored_offset_requests(int colors, bool conflict_free);
+// The direct walk as nvcc compiles colored.cu (SASS LDS.128 / STS.128): lane c < d moves its row
+// of 32 counts 16 bytes at a time, 8 loads and 8 stores per page. A 128-bit request is served a
+// quarter-warp (8 lanes) per phase, so lanes 8..15 are a phase of their own: d wavefronts where
+// ceil(d / 8) would do. This is the model Nsight Compute's count matches (README, Results).
+std::vector<Request> colored_direct_walk_128bit_requests(int colors);
 // The per-page requests both colored versions share (staging the page, the per-thread color
 // sums): conflict-free by construction, see colored.cu.
 std::vector<Request> colored_page_requests();

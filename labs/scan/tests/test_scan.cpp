@@ -186,6 +186,21 @@ TEST_CASE("bank model: colored offsets, direct d-way and transposed conflict-fre
   CHECK(scan::model::summarize(scan::model::colored_page_requests()).excess() == 0);
 }
 
+TEST_CASE("bank model: the compiled 128-bit direct walk predicts Nsight Compute's count", "[cpu][bank-model]") {
+  // Nsight Compute's "L1 Wavefronts Shared Excessive" of colored-direct at n = 65536 (64 pages),
+  // d = 1..16, NVIDIA H200, 2026-11-21 (results/colors-ncu.csv): the model must give exactly these.
+  const long measured[] = {0,    1024, 2048, 3072, 4096,  5120,  6144,  7168,
+                           7168, 8192, 9216, 10240, 11264, 12288, 13312, 14336};
+  for (int d = 1; d <= scan::kMaxColors; ++d) {
+    INFO("d = " << d);
+    const auto walk = scan::model::summarize(scan::model::colored_direct_walk_128bit_requests(d));
+    CHECK(walk.requests == 16);
+    CHECK(walk.excess() == 16L * (d - (d + 7) / 8));  // one extra phase per quarter-warp used
+    CHECK(64 * walk.excess() == measured[d - 1]);
+  }
+  CHECK_THROWS_AS(scan::model::colored_direct_walk_128bit_requests(17), std::invalid_argument);
+}
+
 TEST_CASE("bank model: the alpha x (b+1) load against seed 004's bound", "[cpu][bank-model]") {
   for (int alpha = 1; alpha <= 32; ++alpha) {
     INFO("alpha = " << alpha);
