@@ -125,13 +125,18 @@ def _lab_markdown(lab: LabGrade) -> list[str]:
         md += _stage_details(s)
     timing = [s for s in lab.stages if "ratio" in s.checks.get("performance", Check("p")).data]
     if timing:
-        md += ["", "### Timing", "", "| stage | n | student ms | reference ms | ratio | full credit at | points |",
-               "|---|---|---|---|---|---|---|"]
+        # "ncu kernel ms": the stage's kernel time as Nsight Compute measured it outside the
+        # student's process (--verify-timing); the student's median must be >= 0.8 x it.
+        md += ["", "### Timing", "",
+               "| stage | n | student ms | ncu kernel ms | reference ms | ratio | full credit at | points |",
+               "|---|---|---|---|---|---|---|---|"]
         for s in timing:
             c = s.checks["performance"]
             d = c.data
-            md.append(f"| {s.id} | {d.get('n')} | {d['t_ms']:.4g} | {d['t_ref_ms']:.4g} | {d['ratio']:.2f}x | "
-                      f"<= {d['full_credit_ratio']:g}x | {_pts(c.points)} / {_pts(c.max_points)} |")
+            ncu_ms = d.get("t_ncu_kernels_ms")
+            ncu_cell = "-" if ncu_ms is None else f"{ncu_ms:.4g}"
+            md.append(f"| {s.id} | {d.get('n')} | {d['t_ms']:.4g} | {ncu_cell} | {d['t_ref_ms']:.4g} | "
+                      f"{d['ratio']:.2f}x | <= {d['full_credit_ratio']:g}x | {_pts(c.points)} / {_pts(c.max_points)} |")
     nr = [(s.id, c) for s in lab.stages for c in s.checks.values() if c.status == NOT_RUN]
     if nr:
         md += ["", "### Not run", ""]

@@ -72,6 +72,8 @@ class GradingTest(TempDir, unittest.TestCase):
         c = self.stage(sub, "naive").checks["performance"]
         self.assertEqual(c.points, 3)
         self.assertIn("ncu kernel time 1.5 ms", c.summary)
+        # The report's timing table shows the outside measurement beside the student's.
+        self.assertRegex(report.markdown(sub), r"\| naive \| [^|]+ \| 2 \| 1\.5 \| ")
 
     def test_verified_timing_rejects_a_reported_time_below_the_kernels(self):
         behaviour = {"naive": {"status": "pass", "median_ms": 0.1}, "shared": GOOD["shared"]}
