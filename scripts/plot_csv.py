@@ -35,6 +35,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="keep rows where COL equals VALUE (repeatable; all must hold)")
     p.add_argument("--only", action="append", default=[], metavar="COL=V1,V2",
                    help="keep rows whose COL is one of the listed values, in that order in the legend")
+    p.add_argument("--dashed", action="append", default=[], metavar="GROUP",
+                   help="draw this group dashed, without markers, on top (e.g. a model beside measurements)")
     p.add_argument("--logx", action="store_true", help="log2 x axis (labels 2^k)")
     p.add_argument("--logy", action="store_true", help="log10 y axis")
     p.add_argument("--title", default="")
@@ -113,8 +115,11 @@ def main(argv: list[str]) -> int:
                     continue
                 label = " ".join(s for s in (name, ycol if len(args.y) + len(args.y2) > 1 else "") if s)
                 # one color per line across both axes (each axis would restart its own cycle)
-                (line,) = axis.plot([p[0] for p in pts], [p[1] for p in pts], style, color=f"C{len(lines) % 10}",
-                                    marker=markers[(gi + yi) % len(markers)], markersize=4, label=label or ycol)
+                dashed = name in args.dashed
+                (line,) = axis.plot([p[0] for p in pts], [p[1] for p in pts], "--" if dashed else style,
+                                    color=f"C{len(lines) % 10}", marker=None if dashed else markers[(gi + yi) % len(markers)],
+                                    markersize=4, linewidth=2 if dashed else 1.5,
+                                    zorder=3 if dashed else 2, label=label or ycol)
                 lines.append(line)
     for spec in args.hline:
         value, _, label = spec.partition(":")

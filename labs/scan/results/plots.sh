@@ -34,5 +34,6 @@ plot $r/colors-sweep.csv --x colors --y median_ms --group stage \
   --xlabel "colors d" --ylabel "median ms" --out $img/scan-colors.png
 /usr/bin/python3 $r/colors_excess.py $r/colors-ncu.csv $r/colors-sweep.csv > $r/colors-excess.csv
 plot $r/colors-excess.csv --x colors --y excess_wavefronts --group series \
+  --dashed "colored-direct (model)" --dashed "colored-conflict-free (model)" \
   --title "Excess shared wavefronts against d (ncu vs bank model, n = $(pow2 "$(awk -F, 'NR == 2 { print $3 }' $r/colors-ncu.csv)"), $gpu)" \
   --xlabel "colors d" --ylabel "L1 Wavefronts Shared Excessive" --out $img/scan-colors-excess.png
