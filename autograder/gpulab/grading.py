@@ -649,7 +649,8 @@ class Grader:
     def _cross_check_time(self, check: Check, runner: Path, sp: Any, rubric: Rubric, t: float) -> Check:
         """The student's time is measured inside the student's process; Nsight Compute's kernel time
         is not. A reported median below TIMING_TRUST x the profiled kernel time was not measured
-        honestly: 0 points. ncu unavailable: the check stands, with a note saying it is unverified."""
+        honestly: 0 points; one between that and the kernel time is scored as the kernel time.
+        ncu unavailable: the check stands, with a note saying it is unverified."""
         if rubric.performance.size is None:
             return check
         scratch = self.sandbox.mkdtemp("gpulab-ncu-")
@@ -673,6 +674,15 @@ class Grader:
             return Check("performance", FAIL, 0, sp.performance,
                          f"reported {t:.4g} ms, but Nsight Compute measured {t_ncu:.4g} ms of kernel time for this "
                          f"stage: the reported time is not trusted", data=dict(check.data))
+        elif t < t_ncu:
+            # Between TIMING_TRUST and 1 x the kernel time: within noise, or shaved. Either way the
+            # time scored is never below what the profiler measured.
+            tr, ratio = check.data["t_ref_ms"], check.data["full_credit_ratio"]
+            got = scoring.performance_points(sp.performance, t_ncu, tr, ratio)
+            return Check("performance", PASS if got >= sp.performance else FAIL, got, sp.performance,
+                         f"{t_ncu:.4g} ms (Nsight Compute's kernel time, above the reported {t:.4g} ms) vs "
+                         f"reference {tr:.4g} ms ({t_ncu / tr:.2f}x; full credit <= {ratio:g}x)",
+                         data=dict(check.data, scored_ms=t_ncu, ratio=t_ncu / tr))
         else:
             check.summary += f"; ncu kernel time {t_ncu:.4g} ms"
         return check

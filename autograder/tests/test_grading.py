@@ -84,6 +84,16 @@ class GradingTest(TempDir, unittest.TestCase):
         self.assertIn("not trusted", forged.summary)
         self.assertEqual(believed.points, 3)  # --no-verify-timing: the student's number is believed
 
+    def test_a_time_just_below_the_kernels_is_scored_as_the_kernel_time(self):
+        # The fake reference's naive takes 2.0 ms, full credit up to 1.2x: 2.2 reported would earn
+        # full points, but ncu measured 2.6 ms of kernels (2.2 >= 0.8 x 2.6: trusted): scored as 2.6.
+        with env(FAKE_NCU_KERNEL_MS="2.6"):
+            c = self.stage(self.grade({"naive": {"status": "pass", "median_ms": 2.2}, "shared": GOOD["shared"]}),
+                           "naive").checks["performance"]
+        self.assertAlmostEqual(c.points, 3 * 2.0 / 2.6)
+        self.assertEqual(c.data["scored_ms"], 2.6)
+        self.assertIn("Nsight Compute's kernel time", c.summary)
+
     def test_verified_timing_rejects_a_stage_with_no_kernel_in_its_range(self):
         with env(FAKE_NCU_KERNEL_MS="none"):
             c = self.stage(self.grade({"naive": {"status": "pass", "median_ms": 1.0}, "shared": GOOD["shared"]}),
