@@ -126,7 +126,7 @@ def _lab_markdown(lab: LabGrade) -> list[str]:
     timing = [s for s in lab.stages if "ratio" in s.checks.get("performance", Check("p")).data]
     if timing:
         # "ncu kernel ms": the stage's kernel time as Nsight Compute measured it outside the
-        # student's process (--verify-timing); the student's median must be >= 0.8 x it.
+        # student's process (the timing cross-check); the median must be >= 0.8 x it.
         md += ["", "### Timing", "",
                "| stage | n | student ms | ncu kernel ms | reference ms | ratio | full credit at | points |",
                "|---|---|---|---|---|---|---|---|"]
