@@ -473,8 +473,13 @@ class Grader:
                              + (f": {c.message}" if c.message else "") for c in run if c.status != PASS]
         sg.checks["correctness"] = check
 
+    # The option that turns each optional check off, and the flag that sets it.
+    _SWITCHES = {"sanitizer": ("sanitizers", "--no-sanitizers"), "conflict_free": ("conflicts", "--no-conflicts"),
+                 "performance": ("performance", "--no-performance")}
+
     def _gate(self, sg: StageGrade, name: str, pts: float, on_gpu: bool, need_all: bool = False) -> Check | None:
-        """The outcome when a check cannot or need not run: no GPU, TODO, nothing works."""
+        """The outcome when a check cannot or need not run: no GPU, TODO, nothing works, or turned
+        off on the command line."""
         if on_gpu and not self.gpu:
             return Check(name, NOT_RUN, 0, pts, NO_GPU)
         if sg.todo:
@@ -483,6 +488,9 @@ class Grader:
             return Check(name, FAIL, 0, pts, "0: not every correctness case passes")
         if not sg.does_work:
             return Check(name, FAIL, 0, pts, "0: no correctness case passes")
+        option, flag = self._SWITCHES[name]
+        if not getattr(self.options, option):
+            return Check(name, NOT_RUN, 0, pts, f"disabled ({flag})")
         return None
 
     # -- sanitizers: one run per tool over every eligible stage; per stage only to attribute --
@@ -511,8 +519,6 @@ class Grader:
             if sp.sanitizer <= 0:
                 continue
             gated = self._gate(grades[sp.id], "sanitizer", sp.sanitizer, on_gpu[sp.id])
-            if gated is None and not self.options.sanitizers:
-                gated = Check("sanitizer", NOT_RUN, 0, sp.sanitizer, "disabled (--no-sanitizers)")
             if gated:
                 grades[sp.id].checks["sanitizer"] = gated
             else:
@@ -552,8 +558,6 @@ class Grader:
         gated = self._gate(sg, "conflict_free", pts, True)
         if gated:
             return gated
-        if not self.options.conflicts:
-            return Check("conflict_free", NOT_RUN, 0, pts, "disabled (--no-conflicts)")
         assert rubric.conflicts_size is not None
         # ncu runs as the grader's user (the counters need it), with the instructor's folders
         # hidden in its own mount namespace and its files in a private folder.
@@ -613,8 +617,6 @@ class Grader:
             if sp.performance <= 0:
                 continue
             gated = self._gate(grades[sp.id], "performance", sp.performance, on_gpu[sp.id], need_all=True)
-            if gated is None and not self.options.performance:
-                gated = Check("performance", NOT_RUN, 0, sp.performance, "disabled (--no-performance)")
             if gated is None and self.reference(lab) is None:
                 gated = Check("performance", NOT_RUN, 0, sp.performance, "no reference implementation (solutions/ absent)",
                               fix="grade with the instructor's course, which has solutions/")

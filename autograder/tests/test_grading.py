@@ -101,6 +101,14 @@ class GradingTest(TempDir, unittest.TestCase):
         self.assertEqual(c.points, 0)
         self.assertIn("saw no kernel inside the stage", c.summary)
 
+    def test_checks_turned_off_are_reported_as_not_run(self):
+        sub = self.grade(REFERENCE, sanitizers=False, performance=False)
+        naive = self.stage(sub, "naive")
+        self.assertEqual(naive.checks["sanitizer"].status, "not-run")
+        self.assertEqual(naive.checks["sanitizer"].summary, "disabled (--no-sanitizers)")
+        self.assertEqual(naive.checks["performance"].summary, "disabled (--no-performance)")
+        self.assertEqual(naive.checks["correctness"].points, 10)
+
     def test_crash_and_hang_cost_only_their_cases(self):
         sub = self.grade({"naive": {"crash": True}, "shared": {"hang": True}})
         naive, shared = self.stage(sub, "naive"), self.stage(sub, "shared")
