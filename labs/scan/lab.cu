@@ -420,14 +420,6 @@ long shared_rounds(std::size_t n, int block) {
 
 // ---- the stage table ---------------------------------------------------------------------------------------
 
-struct StudentScanEntry {
-  const char* id;
-  const char* title;
-  const char* source;
-  StudentScan::Fn fn;
-  int default_block;
-};
-
 // Block sizes measured best for the reference on an H100 (block-sweep); any power of two works.
 constexpr int kDefaultBlock = 256;
 
@@ -438,76 +430,39 @@ int default_block_of(const std::string& id) {
 }
 
 Stage gpu_scan_stage(const std::string& id, const std::string& title, const std::string& source, StudentScan::Fn fn) {
-  Stage s;
-  s.id = id;
-  s.title = title;
-  s.source = source;
   const int block = default_block_of(id);
-  s.prepare = [fn, block](const Problem& p) -> std::unique_ptr<StageInstance> {
+  return make_stage(id, title, Where::gpu, source, [fn, block](const Problem& p) -> std::unique_ptr<StageInstance> {
     return std::make_unique<StudentScan>(p, fn, config_for(p, block));
-  };
-  return s;
+  });
 }
 
 Stage colored_stage(const std::string& id, const std::string& title, ColoredScan::Fn fn) {
-  Stage s;
-  s.id = id;
-  s.title = title;
-  s.source = "seed 000 §4, Fig. 2";
-  s.prepare = [fn](const Problem& p) -> std::unique_ptr<StageInstance> {
+  Stage s = make_stage(id, title, Where::gpu, "seed 000 §4, Fig. 2", [fn](const Problem& p) -> std::unique_ptr<StageInstance> {
     return std::make_unique<ColoredScan>(p, fn, config_for(p, kDefaultBlock));
-  };
+  });
   s.predicted_launches = [](const Problem& p) -> std::optional<long> { return p.n == 0 ? 0 : 3; };
   return s;
 }
 
 Stage baseline(const std::string& id, const std::string& title, Where where, const std::string& source,
                std::function<std::unique_ptr<StageInstance>(const Problem&)> prepare) {
-  Stage s;
-  s.id = id;
-  s.title = title;
-  s.where = where;
-  s.role = Role::baseline;
-  s.source = source;
-  s.prepare = std::move(prepare);
-  return s;
+  return make_stage(id, title, where, source, std::move(prepare), Role::baseline);
 }
 
 std::vector<Stage> make_stages() {
   std::vector<Stage> stages;
-  {
-    Stage s;
-    s.id = "cpu";
-    s.title = "sequential exclusive scan";
-    s.where = Where::cpu;
-    s.source = "seed 003 (CPU scan)";
-    s.prepare = [](const Problem& p) -> std::unique_ptr<StageInstance> {
-      return std::make_unique<HostScan>(p, &scan::exclusive_scan_cpu);
-    };
-    stages.push_back(std::move(s));
-  }
-  {
-    Stage s;
-    s.id = "cpu-compact";
-    s.title = "compaction on the CPU, one pass without scan";
-    s.where = Where::cpu;
-    s.source = "seed 003 (CPU compact)";
-    s.prepare = [](const Problem& p) -> std::unique_ptr<StageInstance> {
-      return std::make_unique<HostCompact>(p, &scan::compact_cpu);
-    };
-    stages.push_back(std::move(s));
-  }
-  {
-    Stage s;
-    s.id = "cpu-compact-scan";
-    s.title = "compaction on the CPU by map, scan, scatter";
-    s.where = Where::cpu;
-    s.source = "seed 003 (CPU compact with scan)";
-    s.prepare = [](const Problem& p) -> std::unique_ptr<StageInstance> {
-      return std::make_unique<HostCompact>(p, &scan::compact_cpu_with_scan);
-    };
-    stages.push_back(std::move(s));
-  }
+  stages.push_back(make_stage("cpu", "sequential exclusive scan", Where::cpu, "seed 003 (CPU scan)",
+                              [](const Problem& p) -> std::unique_ptr<StageInstance> {
+                                return std::make_unique<HostScan>(p, &scan::exclusive_scan_cpu);
+                              }));
+  stages.push_back(make_stage("cpu-compact", "compaction on the CPU, one pass without scan", Where::cpu,
+                              "seed 003 (CPU compact)", [](const Problem& p) -> std::unique_ptr<StageInstance> {
+                                return std::make_unique<HostCompact>(p, &scan::compact_cpu);
+                              }));
+  stages.push_back(make_stage("cpu-compact-scan", "compaction on the CPU by map, scan, scatter", Where::cpu,
+                              "seed 003 (CPU compact with scan)", [](const Problem& p) -> std::unique_ptr<StageInstance> {
+                                return std::make_unique<HostCompact>(p, &scan::compact_cpu_with_scan);
+                              }));
 
   auto add = [&](Stage s, std::function<std::optional<long>(const Problem&)> rounds) {
     s.predicted_launches = std::move(rounds);
@@ -556,16 +511,11 @@ std::vector<Stage> make_stages() {
     s.must_be_conflict_free = true;
     stages.push_back(std::move(s));
   }
-  {
-    Stage s;
-    s.id = "compact";
-    s.title = "stream compaction: map, scan, scatter";
-    s.source = "seed 003 (GPU stream compaction)";
-    s.prepare = [](const Problem& p) -> std::unique_ptr<StageInstance> {
-      return std::make_unique<StudentCompact>(p, &scan::compact, config_for(p, kDefaultBlock));
-    };
-    stages.push_back(std::move(s));  // launches: 2 + those of the scan it uses
-  }
+  // compact's launches are 2 + those of the scan it uses: no prediction.
+  stages.push_back(make_stage("compact", "stream compaction: map, scan, scatter", Where::gpu,
+                              "seed 003 (GPU stream compaction)", [](const Problem& p) -> std::unique_ptr<StageInstance> {
+                                return std::make_unique<StudentCompact>(p, &scan::compact, config_for(p, kDefaultBlock));
+                              }));
   add(gpu_scan_stage("single-pass", "decoupled look-back: one launch, 2n words", "Merrill & Garland 2016 (challenge)",
                      &scan::exclusive_scan_single_pass),
       [](const Problem& p) -> std::optional<long> { return p.n == 0 ? 0 : 1; });

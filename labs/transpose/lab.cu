@@ -185,16 +185,12 @@ std::optional<long> one_round(const Problem&) { return 1; }
 
 Stage gpu_stage(std::string id, std::string title, DeviceFunction f, bool transposes, std::string source,
                 Role role = Role::student) {
-  Stage s;
-  s.id = std::move(id);
-  s.title = std::move(title);
-  s.where = Where::gpu;
-  s.role = role;
-  s.source = std::move(source);
+  Stage s = make_stage(std::move(id), std::move(title), Where::gpu, std::move(source),
+                       [f, transposes](const Problem& p) -> std::unique_ptr<StageInstance> {
+                         return std::make_unique<DeviceStage>(p, f, transposes);
+                       },
+                       role);
   if (role == Role::student) s.predicted_launches = one_round;  // R(n) = 1: one round, no barrier
-  s.prepare = [f, transposes](const Problem& p) -> std::unique_ptr<StageInstance> {
-    return std::make_unique<DeviceStage>(p, f, transposes);
-  };
   return s;
 }
 
@@ -446,14 +442,9 @@ Lab make_lab() {
 
   lab.stages.push_back(
       gpu_stage("memcpy", "cudaMemcpy device to device, same bytes", memcpy_baseline, false, "CUDA runtime", Role::baseline));
-  Stage cpu;
-  cpu.id = "cpu";
-  cpu.title = "CPU transpose, 64x64 cache blocks";
-  cpu.where = Where::cpu;
-  cpu.role = Role::baseline;
-  cpu.source = "baseline";
-  cpu.prepare = [](const Problem& p) -> std::unique_ptr<StageInstance> { return std::make_unique<HostStage>(p); };
-  lab.stages.push_back(cpu);
+  lab.stages.push_back(make_stage(
+      "cpu", "CPU transpose, 64x64 cache blocks", Where::cpu, "baseline",
+      [](const Problem& p) -> std::unique_ptr<StageInstance> { return std::make_unique<HostStage>(p); }, Role::baseline));
 
   lab.experiments.push_back(experiment("bandwidth-setups", "throughput vs CTAs/SM x warps/CTA, setups 1 and 2 (seed 000 Fig. 4)",
                                        bandwidth_setups));

@@ -94,6 +94,11 @@ struct Stage {
   std::function<std::unique_ptr<StageInstance>(const Problem&)> prepare;
 };
 
+// A stage with the fields every stage has; a lab then sets the optional ones (conflict flags,
+// predicted launches) on the result.
+Stage make_stage(std::string id, std::string title, Where where, std::string source,
+                 std::function<std::unique_ptr<StageInstance>(const Problem&)> prepare, Role role = Role::student);
+
 struct ExperimentContext {
   Problem base;             // from the command line (--n, --seed, --param ...)
   MeasureOptions measure;   // from the command line (--reps, --warmup, --no-flush)
