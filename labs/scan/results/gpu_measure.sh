@@ -35,9 +35,10 @@ date -u +%FT%TZ >> "$out/gpu.txt"
 flags=""
 if [ "$mode" = final ]; then
   step "single-pass tuning bench"
-  nvcc -std=c++20 -O3 -arch=sm_90 --expt-relaxed-constexpr -Icommon/include -Ilabs/scan \
-    autograder/bench/scan_tune_single_pass.cu common/src/cuda_check.cpp -o /tmp/tune_single_pass > "$out/tune-build.log" 2>&1
-  timeout 120 /tmp/tune_single_pass > "$out/tune-single-pass.log" 2>&1
+  cmake --preset gpu "${prefix[@]}" > "$out/tune-build.log" 2>&1 &&
+    cmake --build --preset gpu -j "$(nproc)" --target scan-tune-single-pass >> "$out/tune-build.log" 2>&1 ||
+    { tail -30 "$out/tune-build.log"; exit 1; }
+  timeout 300 build/gpu/autograder/scan-tune-single-pass > "$out/tune-single-pass.log" 2>&1
   cat "$out/tune-single-pass.log"
   flags=$(python3 - "$out/tune-single-pass.log" <<'PY'
 import re, sys
