@@ -316,6 +316,17 @@ def parse_kernel_time_ms(output: str) -> float | None:
     return total if found else None
 
 
+def _stage_nvtx_filter(stage: str) -> list[str]:
+    """Only the kernels inside the push/pop range "gpulab:<stage>" that the runner opens around
+    the stage's run() (common/src/runner.cpp): not input generation, not output poisoning."""
+    return ["--nvtx", "--nvtx-include", f"gpulab:{stage}/"]
+
+
+def _stage_run(runner: Path, stage: str, size_arg: str) -> list[str]:
+    """The profiled program: one untimed run of the stage."""
+    return [str(runner), "run", "--stage", stage, "--n", size_arg, "--no-time", "--format", "json"]
+
+
 def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
                         wrapper: list[str] | None = None, scratch: Path | None = None) -> tuple[float | None, str]:
     """(ms, "") — the GPU time of the stage's kernels as Nsight Compute measures it — or (None, why);
@@ -329,9 +340,8 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     if ncu is None:
         return None, "ncu (Nsight Compute) not found"
     work.mkdir(parents=True, exist_ok=True)
-    args = ["--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--csv",
-            "--nvtx", "--nvtx-include", f"gpulab:{stage}/",
-            str(runner), "run", "--stage", stage, "--n", size_arg, "--no-time", "--format", "json"]
+    args = (["--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--csv"] + _stage_nvtx_filter(stage)
+            + _stage_run(runner, stage, size_arg))
     res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time", wrapper, scratch)
     if res.timed_out:
         return None, f"ncu timed out after {timeout:.0f} s"
@@ -361,10 +371,9 @@ def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeo
     rep = (scratch or work) / f"ncu-{stage}"
     log = work / f"ncu-{stage}.log"
     log.unlink(missing_ok=True)
-    target = (env_prefix or []) + [str(runner), "run", "--stage", stage, "--n", size_arg, "--no-time",
-                                   "--format", "json"] + (runner_args or [])
+    target = (env_prefix or []) + _stage_run(runner, stage, size_arg) + (runner_args or [])
     base = ["--section", "SourceCounters", "--export", str(rep), "--force-overwrite"]
-    nvtx = ["--nvtx", "--nvtx-include", f"gpulab:{stage}/"]
+    nvtx = _stage_nvtx_filter(stage)
     res = _run_ncu(ncu, base + nvtx + target, timeout, log, "profile", wrapper, scratch)
     notes = []
     out = res.stdout + res.stderr
