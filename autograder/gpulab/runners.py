@@ -65,11 +65,17 @@ def _files_text(doc: dict[str, Any]) -> str:
     return ", ".join(files) if isinstance(files, list) else str(files)
 
 
-def cmd_list(course: Course, fmt: str) -> int:
-    """`gpulab list`: every lab and its stages and experiments."""
+def _all_labs(course: Course) -> list[str]:
     labs = course.labs()
     if not labs:
-        raise GpulabError("gpulab: no labs found (no runners in the build tree, no labs/*/rubric.toml)")
+        raise GpulabError("gpulab: no labs found (no runners in the build tree, no labs/*/rubric.toml); "
+                          "build first: cmake --build --preset default")
+    return labs
+
+
+def cmd_list(course: Course, fmt: str) -> int:
+    """`gpulab list`: every lab and its stages and experiments."""
+    labs = _all_labs(course)
     docs, missing = [], []
     for lab in labs:
         try:
@@ -110,9 +116,7 @@ def _labs_for_run(course: Course, lab_arg: str, impl: str) -> tuple[list[str], l
     if lab_arg != "all":
         course.require_runner(lab_arg, impl)
         return [lab_arg], []
-    labs = course.labs()
-    if not labs:
-        raise GpulabError("gpulab: no labs found; build first (cmake --build --preset default)")
+    labs = _all_labs(course)
     ok, skipped = [], []
     for lab in labs:
         try:
