@@ -7,11 +7,12 @@ the GPU (cases, sanitizers, ncu, timing) holds this lock; builds do not need it 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import tempfile
 from pathlib import Path
 from typing import Iterator
+
+from gpulab import locks
 
 
 def lock_path() -> Path:
@@ -23,12 +24,5 @@ def lock_path() -> Path:
 @contextlib.contextmanager
 def gpu_lock() -> Iterator[None]:
     """Blocks until this process holds the GPU; released on exit, even on a crash (the OS drops it)."""
-    path = lock_path()
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with locks.held(lock_path()):
         yield
-    finally:
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)

@@ -76,7 +76,9 @@ def _make_grader(course: Course, args: argparse.Namespace):
     work = Path(args.work) if args.work else build / "grading"
     if args.jobs < 1:
         raise GpulabError("gpulab grade: --jobs must be at least 1")
-    return Grader(course, work, opts, jobs=args.jobs)
+    # A wait for a workspace slot held by another grade is said even with --quiet: it can be long.
+    notify = lambda m: print(f"  .. {m}", file=sys.stderr, flush=True)  # noqa: E731
+    return Grader(course, work, opts, jobs=args.jobs, grow_workspace=not args.work, notify=notify)
 
 
 def exit_code_for(sub) -> int:
@@ -88,29 +90,43 @@ def exit_code_for(sub) -> int:
     return EXIT_OK
 
 
+def write_not_graded(out: Path, name: str, error: GpulabError) -> None:
+    """Every way a single grade can end without a grade still leaves a valid results.json
+    (score 0, the reason) in OUT, so that Gradescope shows the reason, plus report.md and an
+    error grade.json; the command still exits with the error's status."""
+    from gpulab.batch import error_grade  # noqa: PLC0415
+    message = str(error).removeprefix("gpulab grade: ")
+    report.write_failure(out, name, message, grader_fault=error.exit_code == EXIT_INTERNAL)
+    report.write_atomic(out / "grade.json", json.dumps(error_grade(name, message), indent=2) + "\n")
+
+
 def cmd_grade(course: Course, args: argparse.Namespace) -> int:
     if bool(args.submission) == bool(args.batch):
         raise GpulabError("gpulab grade: give one SUBMISSION or --batch DIR (see gpulab grade --help)")
+    if args.batch:
+        return _grade_batch(course, args)
+    from gpulab.submission import submission_name  # noqa: PLC0415
+    sub_path = Path(args.submission)
+    name = submission_name(sub_path)
+    out = Path(args.out) if args.out else Path("gpulab-grade") / name
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _grade_one(course, args, sub_path, out)
+    except GpulabError as e:
+        write_not_graded(out, name, e)
+        raise
+
+
+def _check_labs(course: Course, args: argparse.Namespace) -> None:
     for lab in args.lab or []:
         if not course.rubric_path(lab).is_file():
             known = ", ".join(l for l in course.labs() if course.rubric_path(l).is_file()) or "none"
             raise GpulabError(f"gpulab grade: no rubric for lab {lab!r} (labs with a rubric: {known})")
+
+
+def _grade_one(course: Course, args: argparse.Namespace, sub_path: Path, out: Path) -> int:
+    _check_labs(course, args)
     grader = _make_grader(course, args)
-    if args.batch:
-        from gpulab import batch  # noqa: PLC0415
-        if not args.out:
-            raise GpulabError("gpulab grade --batch: give --out DIR for the gradebook and reports")
-        labs = args.lab or grader.graded_labs()
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        grader.hide([Path(args.batch), Path(args.out)])   # the other students' work and grades
-        errors = batch.run_batch(Path(args.batch), Path(args.out), lambda s, o: grader.grade(s, o, args.lab),
-                                 labs, jobs=args.jobs, force=args.force,
-                                 log=(lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr)))
-        return 1 if errors else (EXIT_NO_GPU if not grader.gpu else EXIT_OK)
-    from gpulab.submission import submission_name  # noqa: PLC0415
-    sub_path = Path(args.submission)
-    out = Path(args.out) if args.out else Path("gpulab-grade") / submission_name(sub_path)
-    out.mkdir(parents=True, exist_ok=True)
     grader.hide([out])
     sub = grader.grade(sub_path, out, args.lab)
     report.write_all(sub, out)
@@ -120,6 +136,21 @@ def cmd_grade(course: Course, args: argparse.Namespace) -> int:
         print(report.console(sub))
         print(f"reports: {out / 'report.md'}, {out / 'results.json'}")
     return exit_code_for(sub)
+
+
+def _grade_batch(course: Course, args: argparse.Namespace) -> int:
+    _check_labs(course, args)
+    grader = _make_grader(course, args)
+    from gpulab import batch  # noqa: PLC0415
+    if not args.out:
+        raise GpulabError("gpulab grade --batch: give --out DIR for the gradebook and reports")
+    labs = args.lab or grader.graded_labs()
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    grader.hide([Path(args.batch), Path(args.out)])   # the other students' work and grades
+    errors = batch.run_batch(Path(args.batch), Path(args.out), lambda s, o: grader.grade(s, o, args.lab),
+                             labs, jobs=args.jobs, force=args.force,
+                             log=(lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr)))
+    return 1 if errors else (EXIT_NO_GPU if not grader.gpu else EXIT_OK)
 
 
 __all__ = ["add_parsers", "dispatch", "EXIT_INTERNAL"]

@@ -145,11 +145,13 @@ def case_outcome(res: proc.Result, stage: str, case: Case, doc: dict[str, Any] |
 class Grader:
     """Grades submissions against one course; shared by the threads of a batch."""
 
-    def __init__(self, course: Course, work: Path, options: Options, jobs: int = 1) -> None:
+    def __init__(self, course: Course, work: Path, options: Options, jobs: int = 1, grow_workspace: bool = True,
+                 notify: Callable[[str], None] | None = None) -> None:
         self.course = course
         self.build = course.require_build()
         self.options = options
-        self.workspace = Workspace(course.source, work, self.build, jobs)
+        self.workspace = Workspace(course.source, work, self.build, jobs, grow=grow_workspace,
+                                   log=notify or options.log)
         self.sandbox = Sandbox.detect(options.sandbox)
         work.mkdir(parents=True, exist_ok=True)
         # Instructor data student code must not see: the course (solutions/, autograder/hidden/,
@@ -239,14 +241,16 @@ class Grader:
         if not self.gpu:
             sub.notes.append("no GPU on this machine: the GPU parts were not run")
         with submission.unpacked(Path(path)) as up:
-            files = submission.list_files(up.root)
+            files, links = submission.list_tree(up.root)
+            links += up.links
             wanted = labs or self.graded_labs()
-            found = {lab: submission.find_student_files(lab, self.rubric(lab).student_files, files) for lab in wanted}
+            found = {lab: submission.find_student_files(lab, self.rubric(lab).student_files, files, links)
+                     for lab in wanted}
             if labs is None:
                 wanted = [lab for lab in wanted if found[lab].any]
                 if not wanted:
-                    looked = ", ".join(f"labs/{l}/{f}" for l in self.graded_labs() for f in self.rubric(l).student_files)
-                    raise GpulabError(f"gpulab grade: {path}: no lab's student files found (looked for {looked})")
+                    raise GpulabError(f"gpulab grade: {path}: "
+                                      + submission.nothing_found(list(found.values()), files, links))
             taken: set[PurePosixPath] = set()
             for lab in wanted:
                 taken |= set(found[lab].files.values())
@@ -277,11 +281,11 @@ class Grader:
         lab = lg.lab
         if not found.any:
             lg.status = "missing"
-            lg.message = "none of " + ", ".join(f"labs/{lab}/{f}" for f in rubric.student_files) + " in the submission"
+            lg.message = "none of " + found.describe_missing() + " in the submission"
             return
         contents = {name: submission.read_student_file(root, rel) for name, rel in found.files.items()}
         if found.missing:
-            lg.notes.append("not in the submission, the starter was used: " + ", ".join(found.missing))
+            lg.notes.append("not in the submission, the starter was used: " + found.describe_missing())
         problems = [p for name, data in contents.items() for p in forbidden_constructs(name, data)]
         if problems:
             lg.status = "rejected"
@@ -293,6 +297,8 @@ class Grader:
             with self.workspace.slot() as slot:
                 br = slot.build_student(lab, list(rubric.student_files), contents, bin_dir)
                 ws_root = slot.src
+                if slot.note:
+                    lg.notes.append(slot.note)
             lg.build_seconds = br.seconds
             if not br.ok or br.runner is None:
                 lg.status, lg.message = "compile-error", br.log

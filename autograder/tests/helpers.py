@@ -113,6 +113,7 @@ class FakeSlot:
 
     def __init__(self, root: Path) -> None:
         self.src = root / "ws"
+        self.note = ""
         self.src.mkdir(parents=True, exist_ok=True)
 
     def build_student(self, lab: str, files: list[str], contents: dict[str, bytes], dest: Path) -> BuildResult:
