@@ -281,11 +281,11 @@ class Grader:
         lab = lg.lab
         if not found.any:
             lg.status = "missing"
-            lg.message = "none of " + found.describe_missing() + " in the submission"
+            lg.message = "none of " + found.missing_paths() + " in the submission" + found.links_note()
             return
         contents = {name: submission.read_student_file(root, rel) for name, rel in found.files.items()}
         if found.missing:
-            lg.notes.append("not in the submission, the starter was used: " + found.describe_missing())
+            lg.notes.append("not in the submission, the starter was used: " + found.missing_paths() + found.links_note())
         problems = [p for name, data in contents.items() for p in forbidden_constructs(name, data)]
         if problems:
             lg.status = "rejected"

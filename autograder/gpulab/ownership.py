@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from gpulab import handout
+from gpulab.paths import read_cmake_cache
 
 STAMP = "stamp.json"
 
@@ -54,13 +55,7 @@ class Verdict:
 
 def _cache_dir(build: Path) -> str | None:
     """Where the slot's CMake cache says its build tree is (CMAKE_CACHEFILE_DIR), or None."""
-    try:
-        for line in (build / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.startswith("CMAKE_CACHEFILE_DIR:"):
-                return line.split("=", 1)[1]
-    except OSError:
-        return None
-    return None
+    return read_cmake_cache(build).get("CMAKE_CACHEFILE_DIR")
 
 
 def check(slot_root: Path, build: Path, want: dict[str, Any]) -> Verdict:

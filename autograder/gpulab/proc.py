@@ -74,6 +74,7 @@ PR_SET_CHILD_SUBREAPER = 36   # <linux/prctl.h>
 _live: dict[int, subprocess.Popen] = {}   # session leaders of the children running now
 _live_lock = threading.Lock()
 _stopping = threading.Event()
+_subreaper = threading.Event()   # become_subreaper() succeeded: every child of this process is gpulab's
 
 
 class Stopped(Exception):
@@ -86,9 +87,12 @@ def become_subreaper() -> bool:
         return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+            return False
     except (OSError, AttributeError):
         return False
+    _subreaper.set()
+    return True
 
 
 def _process_table() -> dict[int, tuple[int, int, str]]:
@@ -145,6 +149,12 @@ def kill_tree(sessions: set[int], roots: set[int] = frozenset()) -> int:
     while pid in table and table[pid][0] > 0:   # the grader's own ancestors (it may share a session)
         pid = table[pid][0]
         protected.add(pid)
+    if _subreaper.is_set():
+        with _live_lock:
+            # Children of this process that no run() started: re-parented here (the subreaper)
+            # when their parent died after they left its session: leftovers of a finished child.
+            # (Only in the command-line process: a program that imports gpulab has its own children.)
+            roots = set(roots) | {p for p, (ppid, _, _) in table.items() if ppid == me and p not in _live}
     seen: set[int] = set()      # stopped, to be killed
     dead: set[int] = set()      # zombies met on the way (to be reaped if they are this process's)
     for _ in range(100):
@@ -161,26 +171,26 @@ def kill_tree(sessions: set[int], roots: set[int] = frozenset()) -> int:
     return len(seen)
 
 
-def _reap(pids: set[int]) -> None:
-    """Collects those of `pids` that were re-parented to this process (subreaper) once they died;
-    the others are reaped by their own parents. Bounded: a second at most."""
+def _reap(pids: set[int], seconds: float = 5.0) -> None:
+    """Waits (bounded) until every one of `pids` has died, so that when a run returns nothing of
+    it still runs (SIGKILL takes effect asynchronously), and collects those that were
+    re-parented to this process (subreaper); the others are reaped by their own parents."""
     me = os.getpid()
-    deadline = time.monotonic() + 1.0
+    deadline = time.monotonic() + seconds
     left = set(pids)
     while left and time.monotonic() < deadline:
         table = _process_table()
         for pid in list(left):
             entry = table.get(pid)
-            if entry is None or entry[0] != me:
+            if entry is None:
                 left.discard(pid)
-                continue
-            with _live_lock:   # never one of the children a run() is waiting for
-                if pid in _live:
-                    left.discard(pid)
-                    continue
-                with contextlib.suppress(ChildProcessError):
-                    if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                        left.discard(pid)
+            elif entry[2] == "Z":
+                if entry[0] == me:
+                    with _live_lock:   # never one of the children a run() is waiting for
+                        if pid not in _live:
+                            with contextlib.suppress(ChildProcessError):
+                                os.waitpid(pid, os.WNOHANG)
+                left.discard(pid)
         if left:
             time.sleep(0.01)
 
@@ -259,12 +269,25 @@ def run(cmd: Sequence[str | os.PathLike], *, timeout: float | None = None,
 
 
 def run_streaming(cmd: Sequence[str | os.PathLike], env: Mapping[str, str] | None = None) -> int:
-    """Runs cmd with the terminal as its stdout/stderr (interactive commands); returns its status."""
+    """Runs cmd with the terminal as its stdout/stderr (interactive commands); returns its status.
+    It stays in the terminal's process group (Ctrl-C reaches it), and is tracked like run()'s."""
     argv = [str(c) for c in cmd]
+    with _live_lock:
+        if _stopping.is_set():
+            raise Stopped(f"gpulab: stopping; {argv[0]} not started")
+        try:
+            child = subprocess.Popen(argv, env=dict(env) if env is not None else None)
+        except FileNotFoundError:
+            print(f"gpulab: {argv[0]}: command not found")
+            return 127
+        _live[child.pid] = child
     try:
-        return subprocess.call(argv, env=dict(env) if env is not None else None)
-    except FileNotFoundError:
-        print(f"gpulab: {argv[0]}: command not found")
-        return 127
+        return child.wait()
     except KeyboardInterrupt:
         return 130
+    finally:
+        if child.poll() is None:
+            kill_tree(set(), {child.pid})
+            child.wait()
+        with _live_lock:
+            _live.pop(child.pid, None)

@@ -214,15 +214,20 @@ class Found:
     def any(self) -> bool:
         return bool(self.files)
 
-    def describe_missing(self, names: list[str] | None = None) -> str:
-        """'labs/scan/a.cu, labs/scan/b.cu (a link: links are not accepted ...)' for reports."""
-        out = []
-        for want in self.missing if names is None else names:
-            text = f"labs/{self.lab}/{want}"
-            if want in self.links:
-                text += f" ({self.links[want]} is a link: {LINKS_REFUSED})"
-            out.append(text)
-        return ", ".join(out)
+    def missing_paths(self) -> str:
+        """'labs/scan/a.cu, labs/scan/b.cu': the files not found, for reports."""
+        return ", ".join(f"labs/{self.lab}/{want}" for want in self.missing)
+
+    def links_note(self) -> str:
+        """'; labs/scan/a.cu is a link: links are not accepted ...' when a missing file was a link."""
+        return f"; {links_refused(self.links.values())}" if self.links else ""
+
+
+def links_refused(links) -> str:
+    """'a.cu is a link: links are not accepted; upload the file itself' (or 'a, b are links: ...')."""
+    named = sorted({str(p) for p in links})
+    shown = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+    return f"{shown} {'is a link' if len(named) == 1 else 'are links'}: {LINKS_REFUSED}"
 
 
 def _best(lab: str, want: str, files: list[PurePosixPath]) -> list[PurePosixPath]:
@@ -264,9 +269,9 @@ def nothing_found(found: list[Found], files: list[PurePosixPath], links: list[Pu
     submission holds instead (nothing, links, other files)."""
     looked = ", ".join(f"labs/{f.lab}/{w}" for f in found for w in f.missing)
     msg = f"no lab's student files found; looked for {looked}"
-    named = sorted({str(p) for f in found for p in f.links.values()})
+    named = [p for f in found for p in f.links.values()]
     if named:
-        msg += f"; {', '.join(named[:5])} {'is a link' if len(named) == 1 else 'are links'}: {LINKS_REFUSED}"
+        msg += f"; {links_refused(named)}"
     elif links:
         msg += f"; the submission's {len(links)} link(s) were not used: {LINKS_REFUSED}"
     if not files and not links:

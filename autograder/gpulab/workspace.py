@@ -20,6 +20,7 @@ from typing import Callable, Iterator
 
 from gpulab import handout, locks, ownership, proc, symbols
 from gpulab.errors import EXIT_INTERNAL, GpulabError
+from gpulab.paths import read_cmake_cache
 
 CONFIGURE_TIMEOUT = 600
 BUILD_TIMEOUT = 900
@@ -31,19 +32,6 @@ LOCK_NAME = "lock"     # <slot>/lock: held (flock) by whoever uses the slot
 INHERITED = ("CMAKE_PREFIX_PATH", "CMAKE_CUDA_ARCHITECTURES", "CMAKE_BUILD_TYPE", "CMAKE_CUDA_COMPILER",
              "CMAKE_CXX_COMPILER", "CMAKE_MAKE_PROGRAM", "CMAKE_CUDA_HOST_COMPILER", "Catch2_DIR",
              "nlohmann_json_DIR", "CLI11_DIR")
-
-
-def read_cmake_cache(build: Path) -> dict[str, str]:
-    """NAME -> value of every entry in build/CMakeCache.txt (types dropped)."""
-    out: dict[str, str] = {}
-    cache = build / "CMakeCache.txt"
-    if not cache.is_file():
-        return out
-    for line in cache.read_text(encoding="utf-8", errors="replace").splitlines():
-        m = re.match(r"^([A-Za-z0-9_.+-]+):([A-Z]+)=(.*)$", line)
-        if m:
-            out[m.group(1)] = m.group(3)
-    return out
 
 
 def configure_args(cache: dict[str, str]) -> list[str]:
