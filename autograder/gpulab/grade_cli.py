@@ -90,13 +90,14 @@ def exit_code_for(sub) -> int:
     return EXIT_OK
 
 
-def write_not_graded(out: Path, name: str, error: GpulabError) -> None:
+def write_not_graded(out: Path, name: str, error: GpulabError, grader_fault: bool) -> None:
     """Every way a single grade can end without a grade still leaves a valid results.json
     (score 0, the reason) in OUT, so that Gradescope shows the reason, plus report.md and an
-    error grade.json; the command still exits with the error's status."""
+    error grade.json; the command still exits with the error's status. `grader_fault`: the
+    reason is the grader's set-up (command line, build tree, pristine course), not the upload."""
     from gpulab.batch import error_grade  # noqa: PLC0415
     message = str(error).removeprefix("gpulab grade: ")
-    report.write_failure(out, name, message, grader_fault=error.exit_code == EXIT_INTERNAL)
+    report.write_failure(out, name, message, grader_fault=grader_fault)
     report.write_atomic(out / "grade.json", json.dumps(error_grade(name, message), indent=2) + "\n")
 
 
@@ -111,24 +112,17 @@ def cmd_grade(course: Course, args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path("gpulab-grade") / name
     out.mkdir(parents=True, exist_ok=True)
     try:
-        return _grade_one(course, args, sub_path, out)
+        _check_labs(course, args)
+        grader = _make_grader(course, args)
     except GpulabError as e:
-        write_not_graded(out, name, e)
+        write_not_graded(out, name, e, grader_fault=True)
         raise
-
-
-def _check_labs(course: Course, args: argparse.Namespace) -> None:
-    for lab in args.lab or []:
-        if not course.rubric_path(lab).is_file():
-            known = ", ".join(l for l in course.labs() if course.rubric_path(l).is_file()) or "none"
-            raise GpulabError(f"gpulab grade: no rubric for lab {lab!r} (labs with a rubric: {known})")
-
-
-def _grade_one(course: Course, args: argparse.Namespace, sub_path: Path, out: Path) -> int:
-    _check_labs(course, args)
-    grader = _make_grader(course, args)
     grader.hide([out])
-    sub = grader.grade(sub_path, out, args.lab)
+    try:
+        sub = grader.grade(sub_path, out, args.lab)
+    except GpulabError as e:
+        write_not_graded(out, name, e, grader_fault=e.exit_code == EXIT_INTERNAL)
+        raise
     report.write_all(sub, out)
     if args.format == "json":
         print(json.dumps(sub.to_json(), indent=2))
@@ -136,6 +130,13 @@ def _grade_one(course: Course, args: argparse.Namespace, sub_path: Path, out: Pa
         print(report.console(sub))
         print(f"reports: {out / 'report.md'}, {out / 'results.json'}")
     return exit_code_for(sub)
+
+
+def _check_labs(course: Course, args: argparse.Namespace) -> None:
+    for lab in args.lab or []:
+        if not course.rubric_path(lab).is_file():
+            known = ", ".join(l for l in course.labs() if course.rubric_path(l).is_file()) or "none"
+            raise GpulabError(f"gpulab grade: no rubric for lab {lab!r} (labs with a rubric: {known})")
 
 
 def _grade_batch(course: Course, args: argparse.Namespace) -> int:

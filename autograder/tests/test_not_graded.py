@@ -105,6 +105,13 @@ class NotGradedTest(TempDir, unittest.TestCase):
         self.assertEqual(code, 2)
         self.assert_not_graded(doc, "unpacked")
 
+    def test_a_grader_set_up_error_is_not_blamed_on_the_student(self):
+        code, _, doc = self.grade(submission_dir(self.tmp, {}, "carol"), "--lab", "nosuch")
+        self.assertEqual(code, 2)
+        self.assertEqual(doc["score"], 0)
+        self.assertIn("not a problem with your submission", doc["output"])
+        self.assertIn("no rubric for lab 'nosuch'", doc["output"])
+
     def test_results_are_replaced_not_left_from_an_earlier_grade(self):
         self.out.mkdir()
         (self.out / "results.json").write_text('{"score": 34, "output": "an earlier grade"}')
