@@ -210,25 +210,27 @@ def _wait_exited(pid: int, timeout: float | None) -> bool:
     """Waits for the child to exit without reaping it (WNOWAIT): while it is a zombie its pid,
     which is also its session id, cannot be reused, so its leftovers can be found safely.
     False when the timeout came first."""
-    deadline = None if timeout is None else time.monotonic() + timeout
-    delay = 0.0005
-    while True:
-        try:
-            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None:
-                return True
-        except ChildProcessError:
+    try:
+        if timeout is None:
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
             return True
-        now = time.monotonic()
-        if deadline is not None and now >= deadline:
-            return False
-        delay = min(delay * 2, 0.05)
-        time.sleep(delay if deadline is None else min(delay, max(deadline - now, 0.0)))
+        deadline = time.monotonic() + timeout
+        delay = 0.0005
+        while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
+            now = time.monotonic()
+            if now >= deadline:
+                return False
+            delay = min(delay * 2, 0.05)   # as subprocess.Popen.wait polls
+            time.sleep(min(delay, deadline - now))
+    except ChildProcessError:
+        pass
+    return True
 
 
 def run(cmd: Sequence[str | os.PathLike], *, timeout: float | None = None,
         env: Mapping[str, str] | None = None, cwd: str | os.PathLike | None = None,
         preexec: Callable[[], None] | None = None, max_output: int = MAX_OUTPUT,
-        stdin_devnull: bool = True, pass_fds: Sequence[int] = ()) -> Result:
+        stdin_devnull: bool = True) -> Result:
     """Runs cmd to completion or until `timeout` seconds, capturing (bounded) stdout and stderr.
 
     Output goes to temporary files rather than pipes so that a child that prints without end
@@ -246,7 +248,7 @@ def run(cmd: Sequence[str | os.PathLike], *, timeout: float | None = None,
                 try:
                     proc = subprocess.Popen(
                         argv, stdout=out, stderr=err, env=dict(env) if env is not None else None,
-                        cwd=cwd, start_new_session=True, preexec_fn=preexec, pass_fds=tuple(pass_fds),
+                        cwd=cwd, start_new_session=True, preexec_fn=preexec,
                         stdin=subprocess.DEVNULL if stdin_devnull else None)
                 except FileNotFoundError:
                     return Result(argv, 127, "", f"{argv[0]}: command not found", 0.0)
