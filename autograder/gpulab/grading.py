@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
-from gpulab import gpulock, ncu, proc, sanitizer, scoring, submission, tools
+from gpulab import gpulock, locks, ncu, proc, sanitizer, scoring, submission, tools
 from gpulab.errors import GpulabError
 from gpulab.paths import Course
 from gpulab.rubric import Case, Rubric, load_rubric
@@ -200,7 +200,10 @@ class Grader:
                 return self._refs[lab]
             if (self.course.source / "solutions" / lab).is_dir():
                 path = self.course.runner(lab, "reference")
-                res = proc.run(["cmake", "--build", str(self.build), "--target", path.name], timeout=900)
+                # Another `gpulab grade` may be building in this tree too: two ninjas in one
+                # build tree race on its outputs and logs, so they take turns (locks.py).
+                with locks.held(self.build / "grading-build.lock"):
+                    res = proc.run(["cmake", "--build", str(self.build), "--target", path.name], timeout=900)
                 if path.is_file():
                     ref = path
                     if not res.ok:
