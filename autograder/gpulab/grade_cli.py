@@ -15,7 +15,9 @@ GRADE_EPILOG = """\
 exit status: 0 graded, every check ran; 2 bad input (nothing graded); 3 the grader could not
 build the pristine course; 4 graded without a GPU (GPU parts "not run: no GPU"); 5 graded on a
 GPU but some checks not run (ncu counter permission, no compute-sanitizer); --batch: 1 when a
-submission could not be graded at all (its gradebook row says why).
+submission could not be graded at all (its gradebook row says why); 129/130/143 stopped by
+SIGHUP/SIGINT/SIGTERM (everything it started is killed). With 2 or 3, OUT still gets a
+results.json with score 0 and the reason.
 """
 
 
