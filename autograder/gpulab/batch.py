@@ -1,15 +1,14 @@
 """Grading a folder of submissions into a gradebook: resumable, parallel builds, serial GPU work.
 
 Layout of OUT: OUT/<student>/{report.md, results.json, grade.json, logs/} and OUT/gradebook.csv.
-A submission counts as graded when its grade.json exists, is newer than the submission and has
-no error; otherwise it is (re)graded. The gradebook is rebuilt from every grade.json after each
+A submission counts as graded when its grade.json exists, is newer than the submission, has no
+grader error and is complete (regrade_reason): a row graded without a GPU is graded again by a
+run that has one. The gradebook is rebuilt from every grade.json after each
 submission and replaced atomically, so a crash never loses rows already graded.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sys
 import threading
@@ -19,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, Callable
 
-from gpulab import report
-from gpulab.errors import GpulabError
-from gpulab.scoring import LabGrade, SubmissionGrade
+from gpulab import gradebook, report
+from gpulab.errors import EXIT_INTERNAL, GpulabError
+from gpulab.scoring import SubmissionGrade
 from gpulab.submission import submission_name
 
 ARCHIVES = (".zip", ".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz")
@@ -54,51 +53,29 @@ def _mtime(p: Path) -> float:
     return newest
 
 
-def already_graded(sub: Path, out: Path) -> bool:
+def regrade_reason(sub: Path, out: Path, gpu: bool) -> str:
+    """Why the submission must be graded (again) into `out`, or '' when its row stands: no or an
+    unreadable grade.json, a submission changed since, a grader error, or an incomplete grade
+    that this run can complete (a row graded without a GPU, when this run has one)."""
     g = out / "grade.json"
-    if not g.is_file() or g.stat().st_mtime < _mtime(sub):
-        return False
-    try:
-        doc = json.loads(g.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return False
-    return not doc.get("error")
+    if not g.is_file():
+        return "new"
+    if g.stat().st_mtime < _mtime(sub):
+        return "changed"
+    doc = gradebook.read_grade(g)
+    if doc is None:
+        return "unreadable grade.json"
+    status = gradebook.status_of(doc)
+    if status == gradebook.ERROR and not gradebook.is_input_error(doc):
+        return "error"
+    if status == gradebook.INCOMPLETE_NOT_RUN or (status == gradebook.INCOMPLETE_NO_GPU and gpu):
+        return status
+    return ""
 
 
-def gradebook_rows(out: Path, labs: list[str]) -> tuple[list[str], list[list[str]]]:
-    """(header, rows) from every OUT/*/grade.json: student, one column per lab, total, max, status."""
-    header = ["student"] + labs + ["total", "max", "status"]
-    rows = []
-    for g in sorted(out.glob("*/grade.json")):
-        try:
-            doc = json.loads(g.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            rows.append([g.parent.name] + [""] * len(labs) + ["", "", "unreadable grade.json"])
-            continue
-        by_lab = {l.get("lab"): l for l in doc.get("labs", [])}
-        cells = [f"{by_lab[l]['points']:g}" if l in by_lab else "" for l in labs]
-        status = "error: " + doc["error"] if doc.get("error") else "ok"
-        not_run = sorted({n for l in doc.get("labs", []) for n in l.get("not_run", [])})
-        if not_run and not doc.get("error"):
-            status = "incomplete: not run " + "; ".join(not_run)
-        rows.append([doc.get("name", g.parent.name)] + cells +
-                    [f"{doc.get('points', 0):g}", f"{doc.get('max_points', 0):g}", status])
-    return header, rows
-
-
-def write_gradebook(out: Path, labs: list[str]) -> Path:
-    header, rows = gradebook_rows(out, labs)
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(header)
-    w.writerows(rows)
-    path = out / "gradebook.csv"
-    report.write_atomic(path, buf.getvalue())
-    return path
-
-
-def error_grade(name: str, message: str) -> dict[str, Any]:
-    return {"name": name, "labs": [], "points": 0, "max_points": 0, "error": message}
+def error_grade(name: str, message: str, exit_code: int) -> dict[str, Any]:
+    """grade.json of a submission that could not be graded; exit_code 2 (bad input) is not retried."""
+    return {"name": name, "labs": [], "points": 0, "max_points": 0, "error": message, "exit_code": exit_code}
 
 
 def _eta(done: int, total: int, elapsed: float) -> str:
@@ -108,12 +85,15 @@ def _eta(done: int, total: int, elapsed: float) -> str:
     return f"{int(left // 3600)}h{int(left % 3600 // 60):02d}m" if left >= 3600 else f"{int(left // 60)}m{int(left % 60):02d}s"
 
 
-def run_batch(folder: Path, out: Path, grade_one: Callable[[Path, Path], SubmissionGrade], labs: list[str],
-              jobs: int = 1, force: bool = False, log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> int:
-    """Grades every submission; returns how many failed with an error (not a low score)."""
+def run_batch(folder: Path, out: Path, grade_one: Callable[[Path, Path], SubmissionGrade], maxima: dict[str, float],
+              jobs: int = 1, force: bool = False, gpu: bool = True,
+              log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> int:
+    """Grades every submission that needs it (regrade_reason; `gpu`: this run has a GPU); `maxima`
+    is the course's max points per lab (the gradebook's columns). Returns how many failed with
+    an error (not a low score)."""
     subs = find_submissions(folder)
     out.mkdir(parents=True, exist_ok=True)
-    todo = [s for s in subs if force or not already_graded(s, out / submission_name(s))]
+    todo = [s for s in subs if force or regrade_reason(s, out / submission_name(s), gpu)]
     skipped = len(subs) - len(todo)
     log(f"gpulab grade --batch: {len(subs)} submissions, {skipped} already graded (--force regrades), "
         f"{len(todo)} to grade with {jobs} parallel build(s)")
@@ -128,12 +108,12 @@ def run_batch(folder: Path, out: Path, grade_one: Callable[[Path, Path], Submiss
             report.write_all(g, dest)
             return name, f"{g.points:g}/{g.max_points:g} in {g.seconds:.0f} s", False
         except GpulabError as e:
-            msg = str(e)
+            msg, code = str(e), e.exit_code
         except Exception as e:  # noqa: BLE001 (one submission's crash must not stop the batch)
-            msg = f"internal error: {e.__class__.__name__}: {e}"
+            msg, code = f"internal error: {e.__class__.__name__}: {e}", EXIT_INTERNAL
             (dest).mkdir(parents=True, exist_ok=True)
             report.write_atomic(dest / "traceback.txt", traceback.format_exc())
-        report.write_atomic(dest / "grade.json", json.dumps(error_grade(name, msg), indent=2) + "\n")
+        report.write_atomic(dest / "grade.json", json.dumps(error_grade(name, msg, code), indent=2) + "\n")
         return name, f"ERROR: {msg.splitlines()[0] if msg else ''}", True
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -143,8 +123,8 @@ def run_batch(folder: Path, out: Path, grade_one: Callable[[Path, Path], Submiss
             with lock:
                 done += 1
                 errors += failed
-                write_gradebook(out, labs)
+                gradebook.write(out, maxima)
                 log(f"[{done}/{len(todo)}] {name}: {what}  (ETA {_eta(done, len(todo), time.monotonic() - start)})")
-    path = write_gradebook(out, labs)
+    path = gradebook.write(out, maxima)
     log(f"gradebook: {path}")
     return errors

@@ -101,10 +101,12 @@ def cmd_grade(course: Course, args: argparse.Namespace) -> int:
         if not args.out:
             raise GpulabError("gpulab grade --batch: give --out DIR for the gradebook and reports")
         labs = args.lab or grader.graded_labs()
+        maxima = {lab: sum(sp.total for sp in grader.rubric(lab).stages if not args.stage or sp.id in args.stage)
+                  for lab in labs}
         Path(args.out).mkdir(parents=True, exist_ok=True)
         grader.hide([Path(args.batch), Path(args.out)])   # the other students' work and grades
         errors = batch.run_batch(Path(args.batch), Path(args.out), lambda s, o: grader.grade(s, o, args.lab),
-                                 labs, jobs=args.jobs, force=args.force,
+                                 maxima, jobs=args.jobs, force=args.force, gpu=grader.gpu,
                                  log=(lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr)))
         return 1 if errors else (EXIT_NO_GPU if not grader.gpu else EXIT_OK)
     from gpulab.submission import submission_name  # noqa: PLC0415
