@@ -81,7 +81,7 @@ class ScaleTest(TempDir, unittest.TestCase):
         labels = {d.index: d.label() for d in devs}
         seen = {}
         for line in (self.tmp / "devices.log").read_text().splitlines():
-            who, cvd = line.split()
+            who, cvd = line.split()[:2]
             if who.startswith("s"):
                 seen.setdefault(who, set()).add(cvd)
         for n, r in rows.items():
