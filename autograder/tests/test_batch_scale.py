@@ -9,12 +9,9 @@ import os
 import sys
 import unittest
 
-import contextlib
-import io
-
-from gpulab import batch, cli, gpulock, plan, slurm
+from gpulab import batch, gpulock, plan, slurm
 from gpulab.errors import GpulabError
-from tests.helpers import HERE, TempDir, env, make_course, submission_dir
+from tests.helpers import HERE, TempDir, env, make_course, run_cli, submission_dir
 
 FAKES = HERE / "fakes"
 WORKER = FAKES / "fake_batch_worker.py"
@@ -203,13 +200,7 @@ class CommandLineTest(TempDir, unittest.TestCase):
         super().tearDown()
 
     def main(self, *argv):
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = cli.main(list(argv))
-            except SystemExit as e:
-                code = e.code
-        return code, out.getvalue(), err.getvalue()
+        return run_cli(*argv)
 
     def test_plan(self):
         code, out, err = self.main("grade", "--batch", self.subs, "--out", self.out, "--plan", "--array-limit", "8")
