@@ -6,6 +6,8 @@ The real Slurm cluster test is tests/slurm_cluster_test.py."""
 import csv
 import json
 import os
+import contextlib
+import io
 import sys
 import unittest
 
@@ -232,6 +234,24 @@ class CommandLineTest(TempDir, unittest.TestCase):
         self.assertEqual(code, 0, err)
         self.assertIn("1 rows: 1 graded", out)
         self.assertEqual(read_rows(self.tmp / "out")["a"]["total"], "30")
+
+    def test_worker_mode_grades_its_share_and_reports_events(self):
+        from gpulab import cli
+        from tests.helpers import fake_grader
+        args = cli._parser().parse_args(["grade", "--batch", self.subs, "--out", self.out, "--worker",
+                                         "--only", "b", "--only", "c"])
+        batch.write_batch_info(self.tmp / "out", {"scan": 34.0})
+        stdout = io.StringIO()
+        with env(GPULAB_FAKE_GPU="1", CUDA_VISIBLE_DEVICES="2", GPULAB_GPU_LOCK=str(self.tmp / "gpu.lock"),
+                 GPULAB_NCU=str(FAKES / "fake_ncu.py"), GPULAB_COMPUTE_SANITIZER=str(FAKES / "fake_sanitizer.py")), \
+                contextlib.redirect_stdout(stdout):
+            code = batch.cmd_batch(self.course, args, lambda: fake_grader(self.course, self.tmp))
+        self.assertEqual(code, 0)
+        events = [json.loads(l) for l in stdout.getvalue().splitlines()]
+        self.assertEqual(sorted(e["name"] for e in events if e["ev"] == "done"), ["b", "c"])
+        rows = read_rows(self.tmp / "out")
+        self.assertEqual(sorted(rows), ["b", "c"])
+        self.assertEqual(rows["b"]["gpu"], "NVIDIA H200 (GPU 2, GPU-cccc)")   # the worker's device, not GPU 0
 
     def test_bad_combinations(self):
         code, _, err = self.main("grade", "--batch", self.subs, "--out", self.out, "--gpus", "0", "--slurm")
