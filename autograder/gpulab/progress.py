@@ -11,7 +11,8 @@ import threading
 import time
 from typing import Any, Callable
 
-from rich.console import Console
+from rich.console import Console, Group
+from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.progress import Progress as RichProgress
 
@@ -31,14 +32,16 @@ class Progress:
         self.total, self.done, self.failed = total, 0, 0
         self.start = time.monotonic()
         self._lock = threading.Lock()
-        self._live: RichProgress | None = None
+        self._live: Live | None = None
         self._log = log or (lambda m: print(m, file=sys.stderr, flush=True))
         if log is None and sys.stderr.isatty() and total > 0:
-            self._live = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                      TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                                      console=Console(stderr=True), transient=False)
-            self._overall = self._live.add_task("batch", total=total)
-            self._rows = {w: self._live.add_task(f"  {w}: idle", total=None, start=False) for w in workers}
+            # One bar for the batch; one line per GPU: its current submission and for how long.
+            self._bar = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+            self._overall = self._bar.add_task("batch", total=total)
+            self._gpus = RichProgress(TextColumn("  {task.description}"), TimeElapsedColumn())
+            self._rows = {w: self._gpus.add_task(f"{w}: idle", total=None, start=False) for w in workers}
+            self._live = Live(Group(self._bar, self._gpus), console=Console(stderr=True), refresh_per_second=4)
 
     def __enter__(self) -> "Progress":
         if self._live is not None:
@@ -60,7 +63,7 @@ class Progress:
             worker, name = str(ev.get("worker", "")), str(ev.get("name", ""))
             if ev.get("ev") == "start":
                 if self._live is not None and worker in self._rows:
-                    self._live.update(self._rows[worker], description=f"  {worker}: {name}")
+                    self._gpus.reset(self._rows[worker], description=f"{worker}: {name}")
                 return
             if ev.get("ev") != "done":
                 return
@@ -69,7 +72,7 @@ class Progress:
             line = (f"[{self.done}/{self.total}] {name}: {ev.get('what', '')}  ({worker}; "
                     f"ETA {eta(self.done, self.total, time.monotonic() - self.start)})")
             if self._live is not None:
-                self._live.advance(self._overall)
+                self._bar.advance(self._overall)
                 if worker in self._rows:
-                    self._live.update(self._rows[worker], description=f"  {worker}: idle")
+                    self._gpus.reset(self._rows[worker], description=f"{worker}: idle", start=False)
             self.note(line)
