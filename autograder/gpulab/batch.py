@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -150,11 +151,20 @@ def to_grade(subs: Sequence[Path], out: Path, force: bool, gpu: bool) -> list[Pa
     return [s for s in subs if force or regrade_reason(s, out / submission_name(s), gpu)]
 
 
+def _graded_before(dest: Path, t: float) -> bool:
+    try:
+        return (dest / "grade.json").stat().st_mtime < t
+    except OSError:
+        return True
+
+
 def work(subs: Sequence[Path], out: Path, grade_one: Callable[[Path, Path], SubmissionGrade],
          maxima: dict[str, float], emit: Callable[[Event], None], worker: str = "", jobs: int = 1,
-         force: bool = False, gpu: bool = True) -> int:
+         force_before: float = 0.0, gpu: bool = True) -> int:
     """One grader's loop (a plain batch, a --gpus worker, a Slurm task): every submission of
-    `subs` that needs grading and that no other grader holds, `jobs` at a time. Returns errors."""
+    `subs` that needs grading and that no other grader holds, `jobs` at a time; `force_before`
+    (--force): also every row written before that time (so that --force with several workers
+    regrades each submission once, not once per worker). Returns errors."""
     errors = 0
     lock = threading.Lock()
 
@@ -163,7 +173,7 @@ def work(subs: Sequence[Path], out: Path, grade_one: Callable[[Path, Path], Subm
         name = submission_name(sub)
         with claim(out, name) as mine:
             # Checked again under the claim: another grader may have finished it meanwhile.
-            if not mine or not (force or regrade_reason(sub, out / name, gpu)):
+            if not mine or not (_graded_before(out / name, force_before) or regrade_reason(sub, out / name, gpu)):
                 return
             emit({"ev": "start", "worker": worker, "name": name})
             what, failed = grade_into(sub, out / name, grade_one)
@@ -192,7 +202,7 @@ def run_batch(folder: Path, out: Path, grade_one: Callable[[Path, Path], Submiss
     with progress.Progress(len(todo), [label], log) as prog:
         prog.note(f"gpulab grade --batch: {len(subs)} submissions, {len(subs) - len(todo)} already graded "
                   f"(--force regrades), {len(todo)} to grade with {jobs} parallel build(s)")
-        errors = work(todo, out, grade_one, maxima, prog.event, label, jobs, force, gpu)
+        errors = work(todo, out, grade_one, maxima, prog.event, label, jobs, time.time() if force else 0.0, gpu)
         path = gradebook.write(out, maxima)
         prog.note(f"gradebook: {path}")
     return errors
@@ -203,9 +213,10 @@ def run_workers(folder: Path, out: Path, devices: Sequence[Any], worker_argv: Ca
                 log: Callable[[str], None] | None = None) -> int:
     """--gpus: one worker process per device (CUDA_VISIBLE_DEVICES=<index>), each running
     `worker_argv(device)` (a `gpulab grade --batch ... --worker` that prints its events as JSON
-    lines); they share the queue through the claims. A worker that dies loses only the submission
+    lines, given --regrade-before <now> for --force); they share the queue through the claims. A worker that dies loses only the submission
     it was grading (no row: the next run grades it); the others take the rest. Returns errors
     (a dead worker counts as one)."""
+    started = time.time()
     subs = find_submissions(folder)
     out.mkdir(parents=True, exist_ok=True)
     write_batch_info(out, maxima)
@@ -227,7 +238,8 @@ def run_workers(folder: Path, out: Path, devices: Sequence[Any], worker_argv: Ca
         for d, label in zip(devices, labels):
             env = dict(os.environ, CUDA_VISIBLE_DEVICES=d.index)
             err = open(logs / f"worker-gpu{d.index}.log", "wb")   # noqa: SIM115 (closed below)
-            procs.append((label, err, subprocess.Popen(worker_argv(d), env=env, stdout=subprocess.PIPE,
+            argv = worker_argv(d) + (["--regrade-before", repr(started)] if force else [])
+            procs.append((label, err, subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
                                                        stderr=err, stdin=subprocess.DEVNULL)))
 
         def pump(label: str, p: subprocess.Popen) -> None:
@@ -275,7 +287,8 @@ def worker_events(stream: Any = None) -> Callable[[Event], None]:
 # Options that only steer how a batch is spread out (or that a worker gets its own value of): not
 # handed to a --gpus worker or a Slurm task as they are.
 SCALE_DESTS = {"gpus", "slurm", "slurm_dry_run", "partition", "gres", "time", "array_limit", "per_task", "plan",
-               "worker", "only", "work", "out", "jobs", "force", "quiet", "format", "submission", "batch"}
+               "worker", "only", "regrade_before", "work", "out", "jobs", "force", "quiet", "format", "submission",
+               "batch"}
 _GRADE_PARSER: list[Any] = []
 
 
@@ -299,6 +312,7 @@ def add_arguments(g: Any) -> None:
                    help="--batch: print the submissions, labs and estimated GPU time; grade nothing")
     g.add_argument("--worker", action="store_true", help=argparse_suppress())
     g.add_argument("--only", action="append", metavar="NAME", help=argparse_suppress())
+    g.add_argument("--regrade-before", type=float, default=0.0, help=argparse_suppress())
 
 
 def argparse_suppress() -> str:
@@ -381,8 +395,7 @@ def cmd_batch(course: Any, args: Any, make_grader: Callable[[], Any]) -> int:
         work_root = Path(args.work) if args.work else course.require_build() / "grading"
         errors = run_workers(folder, out, devices, lambda d: worker_command(
             args, ["--batch", str(folder), "--out", str(out), "--worker", "--jobs", str(args.jobs),
-                   "--work", str(work_root / f"gpu{d.index}")] + (["--force"] if args.force else [])),
-            maxima, force=args.force, gpu=True, log=quiet)
+                   "--work", str(work_root / f"gpu{d.index}")]), maxima, force=args.force, gpu=True, log=quiet)
         return 1 if errors else EXIT_OK
     grader = make_grader()
     out.mkdir(parents=True, exist_ok=True)
@@ -393,7 +406,8 @@ def cmd_batch(course: Any, args: Any, make_grader: Callable[[], Any]) -> int:
         subs = find_submissions(folder)
         if args.only:   # a Slurm array task's share
             subs = [s for s in subs if submission_name(s) in set(args.only)]
-        errors = work(subs, out, grade, maxima, worker_events(), grader.device or "no GPU", args.jobs, args.force,
+        force_before = args.regrade_before or (time.time() if args.force else 0.0)
+        errors = work(subs, out, grade, maxima, worker_events(), grader.device or "no GPU", args.jobs, force_before,
                       grader.gpu)
     else:
         errors = run_batch(folder, out, grade, maxima, jobs=args.jobs, force=args.force, gpu=grader.gpu, log=quiet,

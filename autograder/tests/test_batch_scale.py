@@ -94,6 +94,13 @@ class ScaleTest(TempDir, unittest.TestCase):
         # Both workers took part (the queue is shared through the claims).
         self.assertEqual({r["gpu"] for r in rows.values()}, set(labels.values()))
 
+    def test_force_with_several_workers_regrades_each_once(self):
+        devs = gpulock.select_devices("0,1")
+        self.assertEqual(self.run_workers(devs), 0)
+        self.assertEqual(self.run_workers(devs, force=True), 0)
+        done = [l for l in self.lines if l.startswith("[")]
+        self.assertEqual(len(done), 6, self.lines)
+
     def test_a_dead_worker_loses_only_its_submission(self):
         with env(FAKE_WORKER_DIE_ON="*@0"):   # the worker on GPU 0 is killed as it starts its first one
             errors = self.run_workers(gpulock.select_devices("0,1"))

@@ -27,6 +27,7 @@ def main() -> int:
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--work")
     p.add_argument("--force", action="store_true")
+    p.add_argument("--regrade-before", type=float, default=0.0)
     p.add_argument("--only", action="append")
     args = p.parse_args()
     out = Path(args.out)
@@ -49,7 +50,8 @@ def main() -> int:
         if args.only:
             subs = [s for s in subs if s.name in set(args.only)]
         errors = batch.work(subs, out, grade, batch.read_batch_info(out), batch.worker_events(),
-                            grader.device or "no GPU", args.jobs, args.force, grader.gpu)
+                            grader.device or "no GPU", args.jobs,
+                            args.regrade_before or (time.time() if args.force else 0.0), grader.gpu)
     return 1 if errors else 0
 
 
