@@ -74,7 +74,7 @@ def array_script(tasks: list[list[str]], worker: Sequence[str], out: Path, opts:
     lines += ["# Written by gpulab grade --slurm: each task grades its submissions into the shared OUT.",
               "set -u", *_exports(env), 'case "${SLURM_ARRAY_TASK_ID:-}" in']
     for i, names in enumerate(tasks):
-        lines.append(f"  {i}) only=({' '.join('--only ' + shlex.quote(n) for n in names)}) ;;")
+        lines.append(f"  {i}) only=({' '.join(shlex.quote('--only=' + n) for n in names)}) ;;")
     lines += ['  *) echo "gpulab: this array has no task ${SLURM_ARRAY_TASK_ID:-?}" >&2; exit 2 ;;', "esac",
               "# The grading workspace (a configured copy of the course) is private to the task and its node.",
               'work=$(mktemp -d "${TMPDIR:-/tmp}/gpulab-work-${SLURM_JOB_ID:-0}-XXXXXX") || exit 3',

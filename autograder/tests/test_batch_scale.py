@@ -145,7 +145,7 @@ class SlurmScriptTest(TempDir, unittest.TestCase):
         text = "\n".join(self.printed)
         self.assertEqual(res["tasks"], [["a", "b"], ["c", "d"], ["e"]])
         for want in ("#SBATCH --array=0-2%2", "#SBATCH --partition=gpu", "#SBATCH --gres=gpu:h100:1",
-                     "#SBATCH --time=01:00:00", "0) only=(--only a --only b) ;;", "2) only=(--only e) ;;",
+                     "#SBATCH --time=01:00:00", "0) only=(--only=a --only=b) ;;", "2) only=(--only=e) ;;",
                      "export PYTHONPATH='/x y'", '--work "$work" "${only[@]}"', "-m gpulab gradebook",
                      "nothing submitted"):
             self.assertIn(want, text)
