@@ -108,7 +108,7 @@ def cmd_grade(course: Course, args: argparse.Namespace) -> int:
     if args.batch:
         from gpulab import batch  # noqa: PLC0415
         return batch.cmd_batch(course, args, lambda: _make_grader(course, args))
-    batch_only = [f for f in ("gpus", "slurm", "plan", "worker") if getattr(args, f)]
+    batch_only = [f for f in ("gpus", "slurm", "slurm_dry_run", "plan", "worker") if getattr(args, f)]
     if batch_only:
         raise GpulabError(f"gpulab grade: --{batch_only[0].replace('_', '-')} needs --batch DIR")
     grader = _make_grader(course, args)
