@@ -18,6 +18,7 @@ import contextlib
 import fcntl
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -398,6 +399,10 @@ def cmd_batch(course: Any, args: Any, make_grader: Callable[[], Any]) -> int:
                    "--work", str(work_root / f"gpu{d.index}")]), maxima, force=args.force, gpu=True, log=quiet)
         return 1 if errors else EXIT_OK
     grader = make_grader()
+    if not grader.gpu and not args.quiet:
+        # A job log must say it plainly: a Slurm task on a node without a GPU is the usual case.
+        print(f"gpulab grade --batch: no GPU on {socket.gethostname()}: the GPU parts are not run and the rows "
+              "say 'incomplete: no GPU' (a later run with a GPU completes them)", file=sys.stderr, flush=True)
     out.mkdir(parents=True, exist_ok=True)
     grader.hide([folder, out])   # the other students' work and grades
     grader.device = device_label(grader.device) if grader.gpu else grader.device

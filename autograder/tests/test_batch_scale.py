@@ -259,6 +259,15 @@ class CommandLineTest(TempDir, unittest.TestCase):
         rows = read_rows(self.tmp / "out")
         self.assertEqual(sorted(rows), ["b", "c"])
         self.assertEqual(rows["b"]["gpu"], "NVIDIA H200 (GPU 2, GPU-cccc)")   # the worker's device, not GPU 0
+        # On a node without a GPU the task's log says so and the row is honest about it.
+        args.only, err = ["a"], io.StringIO()
+        with env(GPULAB_NO_GPU="1", GPULAB_FAKE_GPU=None), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(err):
+            code = batch.cmd_batch(self.course, args, lambda: fake_grader(self.course, self.tmp))
+        self.assertEqual(code, 4)
+        self.assertIn("no GPU on", err.getvalue())
+        self.assertEqual((read_rows(self.tmp / "out")["a"]["status"], read_rows(self.tmp / "out")["a"]["gpu"]),
+                         ("incomplete: no GPU", "none"))
 
     def test_bad_combinations(self):
         code, _, err = self.main("grade", "--batch", self.subs, "--out", self.out, "--gpus", "0", "--slurm")
