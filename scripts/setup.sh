@@ -4,7 +4,7 @@
 # The CUDA Toolkit (nvcc 12.4+ with CUB/Thrust and CUPTI) is not a Debian package here: see README.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ python3 catch2 nlohmann-json3-dev libcli11-dev)
+packages=(cmake ninja-build g++ python3 python3-rich catch2 nlohmann-json3-dev libcli11-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -42,6 +42,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--no-sandbox", action="store_true", help="run student code without limits/isolation")
     g.add_argument("--format", choices=["table", "json"], default="table", help="console output")
     g.add_argument("--quiet", action="store_true", help="no progress lines")
+    from gpulab import batch  # noqa: PLC0415 (the batch's scale-out options live with it)
+    batch.add_arguments(g)
+
+    gb = sub.add_parser("gradebook", help="rebuild OUT/gradebook.csv from a batch's grades and show it",
+                        allow_abbrev=False)
+    gb.add_argument("out", metavar="OUT", help="the --out folder of gpulab grade --batch")
+    gb.add_argument("--quiet", action="store_true", help="only write the CSV")
 
     p = sub.add_parser("package", help="write Gradescope's autograder.zip for one lab", allow_abbrev=False)
     p.add_argument("--lab", required=True)
@@ -57,6 +64,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 def dispatch(course: Course, args: argparse.Namespace) -> int:
     if args.command == "grade":
         return cmd_grade(course, args)
+    if args.command == "gradebook":
+        from gpulab import batch  # noqa: PLC0415
+        return batch.cmd_gradebook(Path(args.out), args.quiet)
     if args.command == "package":
         from gpulab import package  # noqa: PLC0415
         return package.cmd_package(course, args.lab, Path(args.out))
@@ -95,18 +105,13 @@ def cmd_grade(course: Course, args: argparse.Namespace) -> int:
         if not course.rubric_path(lab).is_file():
             known = ", ".join(l for l in course.labs() if course.rubric_path(l).is_file()) or "none"
             raise GpulabError(f"gpulab grade: no rubric for lab {lab!r} (labs with a rubric: {known})")
-    grader = _make_grader(course, args)
     if args.batch:
         from gpulab import batch  # noqa: PLC0415
-        if not args.out:
-            raise GpulabError("gpulab grade --batch: give --out DIR for the gradebook and reports")
-        labs = args.lab or grader.graded_labs()
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        grader.hide([Path(args.batch), Path(args.out)])   # the other students' work and grades
-        errors = batch.run_batch(Path(args.batch), Path(args.out), lambda s, o: grader.grade(s, o, args.lab),
-                                 labs, jobs=args.jobs, force=args.force,
-                                 log=(lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr)))
-        return 1 if errors else (EXIT_NO_GPU if not grader.gpu else EXIT_OK)
+        return batch.cmd_batch(course, args, lambda: _make_grader(course, args))
+    batch_only = [f for f in ("gpus", "slurm", "slurm_dry_run", "plan", "worker") if getattr(args, f)]
+    if batch_only:
+        raise GpulabError(f"gpulab grade: --{batch_only[0].replace('_', '-')} needs --batch DIR")
+    grader = _make_grader(course, args)
     from gpulab.submission import submission_name  # noqa: PLC0415
     sub_path = Path(args.submission)
     out = Path(args.out) if args.out else Path("gpulab-grade") / submission_name(sub_path)

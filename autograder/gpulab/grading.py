@@ -163,6 +163,7 @@ class Grader:
         self._refs: dict[str, Path | None] = {}
         self._tables: dict[str, dict[str, dict[str, Any]]] = {}
         self._verify: dict[str, Path | None] = {}
+        self._ref_times: dict[tuple[str, str, str], float] = {}   # (device, lab, stage) -> median ms
 
     def hide(self, paths: list[Path]) -> None:
         """More folders student code must not see (a batch's other submissions and their grades)."""
@@ -629,7 +630,7 @@ class Grader:
         ids = [sp.id for sp in eligible]
         ref = self.reference(lab)
         assert ref is not None
-        t_ref = self._time(ref, ids, rubric, trusted=True)
+        t_ref = self._reference_times(ref, lab, ids, rubric)
         t_student = self._time(runner, ids, rubric, trusted=False)
         ratio = rubric.performance.full_credit_ratio
         for sp in eligible:
@@ -647,6 +648,21 @@ class Grader:
                 if self.options.verify_timing:
                     check = self._cross_check_time(check, runner, sp, rubric, t)
             grades[sp.id].checks["performance"] = check
+
+    def _reference_times(self, ref: Path, lab: str, ids: list[str], rubric: Rubric) -> dict[str, tuple[float | None, str]]:
+        """The reference's medians, timed once per device, lab and stage by this grader and then
+        reused. A grader is one process on one GPU (a --gpus worker, a Slurm task, one batch) built
+        against one course, so the cache never mixes devices or courses; a time that failed is
+        measured again next time."""
+        with self._lock:
+            have = {s: self._ref_times.get((self.device, lab, s)) for s in ids}
+        missing = [s for s in ids if have[s] is None]
+        got = self._time(ref, missing, rubric, trusted=True) if missing else {}
+        with self._lock:
+            for s, (ms, _) in got.items():
+                if ms is not None:
+                    self._ref_times[(self.device, lab, s)] = ms
+        return {s: (have[s], "") if have[s] is not None else got[s] for s in ids}
 
     def _cross_check_time(self, check: Check, runner: Path, sp: Any, rubric: Rubric, t: float) -> Check:
         """The student's time is measured inside the student's process; Nsight Compute's kernel time

@@ -25,7 +25,7 @@ set -euo pipefail
 cd /autograder/source
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends cmake ninja-build g++ python3 catch2 nlohmann-json3-dev \\
+apt-get install -y -qq --no-install-recommends cmake ninja-build g++ python3 python3-rich catch2 nlohmann-json3-dev \\
     libcli11-dev util-linux git >/dev/null
 export PATH=/usr/local/cuda/bin:$PATH
 cmake --preset default

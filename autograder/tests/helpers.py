@@ -171,6 +171,20 @@ def env(**values: str | None) -> Iterator[None]:
                 os.environ[k] = v
 
 
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    """`gpulab ARGV...` in this process: (exit status, stdout, stderr)."""
+    import contextlib
+    import io
+    from gpulab import cli
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(list(argv))
+        except SystemExit as e:
+            code = e.code
+    return code, out.getvalue(), err.getvalue()
+
+
 class TempDir:
     """unittest mixin: self.tmp is a fresh directory per test."""
 

@@ -1,12 +1,9 @@
 """The `gpulab` command line over a fake build tree: list, run (one lab, all, json), errors."""
 
-import contextlib
-import io
 import json
 import unittest
 
-from gpulab import cli
-from tests.helpers import TempDir, env, make_course
+from tests.helpers import TempDir, env, make_course, run_cli
 
 
 class CliTest(TempDir, unittest.TestCase):
@@ -21,13 +18,7 @@ class CliTest(TempDir, unittest.TestCase):
         super().tearDown()
 
     def main(self, *argv):
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = cli.main(list(argv))
-            except SystemExit as e:
-                code = e.code
-        return code, out.getvalue(), err.getvalue()
+        return run_cli(*argv)
 
     def test_list(self):
         code, out, _ = self.main("list")

@@ -66,6 +66,20 @@ class GradingTest(TempDir, unittest.TestCase):
         self.assertAlmostEqual(self.stage(sub, "naive").checks["performance"].points, 3 * 2.0 / 4.0)
         self.assertEqual(self.stage(sub, "shared").checks["performance"].points, 3)   # 1.1 <= 1.2 x 1.0
 
+    def test_reference_timed_once_per_device_and_stage(self):
+        log = self.tmp / "runs.log"
+        with env(FAKE_RUNNER_DEVICE_LOG=str(log)):
+            g = fake_grader(self.course, self.tmp, sanitizers=False, conflicts=False, verify_timing=False)
+            for name in ("alice", "bob"):
+                sub = g.grade(submission_dir(self.tmp, GOOD, name=name), self.tmp / "out" / name)
+                self.assertEqual(self.stage(sub, "naive").checks["performance"].data["t_ref_ms"], 2.0)
+            timed = [l for l in log.read_text().splitlines() if l.startswith("reference") and l.endswith("timed")]
+            self.assertEqual(len(timed), 1)            # bob's grade reused alice's reference times
+            g.device = "another GPU"                   # a grader on another device times its own
+            g.grade(submission_dir(self.tmp, GOOD, name="carol"), self.tmp / "out" / "carol")
+            timed = [l for l in log.read_text().splitlines() if l.startswith("reference") and l.endswith("timed")]
+            self.assertEqual(len(timed), 2)
+
     def test_verified_timing_keeps_honest_times(self):
         with env(FAKE_NCU_KERNEL_MS="1.5"):
             sub = self.grade({"naive": {"status": "pass", "median_ms": 2.0}, "shared": GOOD["shared"]})
