@@ -12,7 +12,7 @@
 //     the bounding box of every element inside it;
 //   - a <pre> or table that scrolls inside itself (its own overflow hides the cut);
 //   - an image that did not load;
-//   - more than --max-words words of prose (default 90; slides of class "refs" are exempt).
+//   - more than --max-words words of prose (default 70; slides of class "refs" are exempt).
 // Exit status: 0 all slides fit; 1 a slide failed (one line each); 2 the checker could not run.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,7 +22,7 @@ import puppeteer from "puppeteer-core";
 
 function parseArgs(argv) {
   const files = [];
-  let maxWords = 90;
+  let maxWords = 70;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--max-words") {
       maxWords = Number(argv[++i]);
@@ -76,7 +76,7 @@ function inspectSlides(maxWords) {
     // into the margin (where the page number lives) otherwise. Only the outermost offender is
     // named (a table, not each of its rows).
     const leaves = [];
-    for (const el of section.querySelectorAll("h1, h2, h3, p, li, table, pre, img, blockquote, .katex-display")) {
+    for (const el of section.querySelectorAll("h1, h2, h3, p, li, table, pre, marp-pre, img, blockquote, .katex-display")) {
       const r = el.getBoundingClientRect();
       if ((r.width === 0 && r.height === 0) || leaves.some((outer) => outer.contains(el))) continue;
       const below = (r.bottom - inner.bottom) / scale;
@@ -94,7 +94,7 @@ function inspectSlides(maxWords) {
     if (leaves.length === 0 && (section.scrollHeight > section.clientHeight + slop || section.scrollWidth > section.clientWidth + slop)) {
       problems.push(`content overflows: ${section.scrollWidth}x${section.scrollHeight} px in a ${section.clientWidth}x${section.clientHeight} slide`);
     }
-    for (const el of section.querySelectorAll("pre, table")) {
+    for (const el of section.querySelectorAll("pre, marp-pre, table")) {
       if (el.scrollWidth > el.clientWidth + slop || el.scrollHeight > el.clientHeight + slop) {
         problems.push(`${describe(el)} is cut inside its own box (${el.scrollWidth}x${el.scrollHeight} in ${el.clientWidth}x${el.clientHeight})`);
       }
@@ -103,7 +103,12 @@ function inspectSlides(maxWords) {
       if (!img.complete || img.naturalWidth === 0) problems.push(`image ${img.getAttribute("src")} did not load`);
     }
     if (!section.classList.contains("refs")) {
-      const words = (section.innerText || "").split(/\s+/).filter((w) => /[A-Za-z0-9]/.test(w)).length;
+      // Prose only: code blocks are read differently, and a formula counts as one word (KaTeX
+      // also carries a hidden MathML copy of it).
+      const prose = section.cloneNode(true);
+      prose.querySelectorAll("pre, marp-pre, .katex-mathml").forEach((el) => el.remove());
+      prose.querySelectorAll(".katex").forEach((el) => el.replaceWith(" formula "));
+      const words = (prose.textContent || "").split(/\s+/).filter((w) => /[A-Za-z0-9]/.test(w)).length;
       if (words > maxWords) problems.push(`${words} words (at most ${maxWords}; a lecture slide is not a page)`);
     }
     const title = section.querySelector("h1, h2");
