@@ -53,9 +53,10 @@ mkdir -p "$out"
 # Relative image links resolve against the HTML file: give each output folder its img/.
 copy_img() { rm -rf "$1/img"; cp -r "$slides/img" "$1/img"; }
 marp_run() {
-  # Marp prints one INFO line per file; keep errors and warnings only.
+  # Marp prints an INFO line per file and, for PDF and PNG, a two-line warning that local files
+  # may be read (the decks' own img/ needs it); keep the other errors and warnings.
   "$marp" --no-stdin --config "$slides/marp.config.mjs" --allow-local-files "$@" 2>&1 \
-    | { grep -v '^\[  INFO \]' || true; }
+    | awk '/^\[  INFO \]/ { next } /Insecure local file accessing/ { skip = 1; next } skip && /^ +/ { skip = 0; next } { skip = 0; print }' 
   return "${PIPESTATUS[0]}"
 }
 status=0
