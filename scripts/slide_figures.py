@@ -387,7 +387,7 @@ def coalescing(out: Path) -> None:
         cell(ax, x, 1.6, "", color="#f6d5cf", w=sw - gap, h=0.7, edge=RED)
         cell(ax, x, 1.6, "", color=RED, w=(sw - gap) / 32 * 4, h=0.7, edge=RED)
         arrow(ax, (1 + s * lw + lw / 2, 4.28), (x + 0.03, 2.32), color=BLUE, width=0.8, style="-")
-    ax.text(1 + (seg_w + 7.0) / 2, 1.1, "32 segments: 32 transactions, 4 of 128 bytes used in each (3 %)", ha="center",
+    ax.text(1 + (seg_w + 7.0) / 2, 1.1, "32 segments: 32 transactions, 4 of 128 bytes used in each (3%)", ha="center",
             va="center", fontsize=18)
     ax.text(1 + seg_w + 0.5, 3.6, "in[lane][col]\n(a column)", fontsize=18, va="center")
     ax.set_xlim(-1.2, 1 + seg_w + 7.6)
@@ -396,6 +396,15 @@ def coalescing(out: Path) -> None:
 
 
 # ---- machine-model plots (labs/transpose/results, measured on an H200) --------------------------
+
+
+def finish(fig, ax, out: Path, xlabel: str, ylabel: str, title: str, grid: str = "both") -> None:
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, axis=grid, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out, dpi=DPI)
 
 
 def rows(name: str) -> list[dict[str, str]]:
@@ -453,14 +462,10 @@ def vector_width(out: Path) -> None:
         ax.bar([i + (k - 1) * width for i in range(len(configs))], ys, width, label=f"{bits}-bit loads", color=f"C{k}")
     ax.set_xticks(range(len(configs)))
     ax.set_xticklabels([f"S{s}\n{c}\u00d7{w}\n{resident_warps(c, w)} w" for s, c, w in configs], fontsize=15)
-    ax.set_xlabel("setup, CTAs per SM \u00d7 warps per CTA, resident warps per SM")
-    ax.set_ylabel("GB/s, global \u2192 shared")
-    ax.set_title("Vector width against warps per SM (H200; seed 000 App. A)")
-    ax.grid(True, axis="y", alpha=0.3)
     ax.set_ylim(0, 4900)  # room for the legend above the bars
     ax.legend(loc="upper center", ncol=3)
-    fig.tight_layout()
-    fig.savefig(out, dpi=DPI)
+    finish(fig, ax, out, "setup, CTAs per SM \u00d7 warps per CTA, resident warps per SM", "GB/s, global \u2192 shared",
+           "Vector width against warps per SM (H200; seed 000 App. A)", grid="y")
 
 
 def latency(out: Path) -> None:
@@ -474,12 +479,8 @@ def latency(out: Path) -> None:
     ax.axvline(50, color="grey", linestyle=":", linewidth=2)
     ax.text(50, 30, "  L2 \u2248 50 MB", fontsize=16, color="grey")
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("footprint of the pointer chase (MiB)")
-    ax.set_ylabel("ns per dependent load")
-    ax.set_title("\u03bb by pointer chase (one thread, random cycle; H200)")
-    ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out, dpi=DPI)
+    finish(fig, ax, out, "footprint of the pointer chase (MiB)", "ns per dependent load",
+           "\u03bb by pointer chase (one thread, random cycle; H200)")
 
 
 def block_size(out: Path) -> None:
@@ -493,12 +494,8 @@ def block_size(out: Path) -> None:
     ax.set_xscale("log", base=2)
     ax.set_xticks(xs)
     ax.set_xticklabels([str(x) for x in xs])
-    ax.set_xlabel("bytes per random contiguous chunk")
-    ax.set_ylabel("% of the best read throughput")
-    ax.set_title("B: the smallest random access that reaches 90 % of the bandwidth (H200)")
-    ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out, dpi=DPI)
+    finish(fig, ax, out, "bytes per random contiguous chunk", "% of the best read throughput",
+           "B: the smallest random access that reaches 90% of the bandwidth (H200)")
 
 
 FIGURES = {
