@@ -26,10 +26,12 @@ from gpulab.paths import Course
 from gpulab.rubric import Case, Rubric, load_rubric
 from gpulab.sandbox import Sandbox, copy_private_files
 from gpulab.scoring import FAIL, NOT_RUN, PASS, CaseResult, Check, LabGrade, StageGrade, SubmissionGrade
-from gpulab.workspace import Workspace
+from gpulab.workspace import INHERITED, Workspace, read_cmake_cache
 
 MAX_IGNORED_LISTED = 200
 NO_GPU = "no GPU"
+SANDBOX_FIX = ("install bubblewrap (Debian package; scripts/fetch-deps.sh for an offline machine) and grade as "
+               "root, or set NVreg_RestrictProfilingToAdminUsers=0 (autograder/README.md)")
 
 
 @dataclass
@@ -163,6 +165,7 @@ class Grader:
         self._refs: dict[str, Path | None] = {}
         self._tables: dict[str, dict[str, dict[str, Any]]] = {}
         self._verify: dict[str, Path | None] = {}
+        self._profiles: dict[tuple[str, str], ncu.KernelProfile] = {}
 
     def hide(self, paths: list[Path]) -> None:
         """More folders student code must not see (a batch's other submissions and their grades)."""
@@ -291,7 +294,8 @@ class Grader:
         try:
             self.options.log(f"{lab}: building the student runner")
             with self.workspace.slot() as slot:
-                br = slot.build_student(lab, list(rubric.student_files), contents, bin_dir)
+                br = slot.build_student(lab, list(rubric.student_files), contents, bin_dir,
+                                        run=self._build_runner(slot))
                 ws_root = slot.src
             lg.build_seconds = br.seconds
             if not br.ok or br.runner is None:
@@ -309,6 +313,16 @@ class Grader:
             lg.stages = self._grade_stages(lab, rubric, br.runner, logs, ws_root, contents)
         finally:
             shutil.rmtree(bin_dir, ignore_errors=True)
+
+    def _build_runner(self, slot: Any) -> Callable[..., proc.Result]:
+        """How the student build runs: in the jail (Sandbox.build), the slot's build folder
+        writable and its sources readable at their own paths, with the folders its CMake cache
+        names (CMAKE_PREFIX_PATH, package folders, compilers) readable where they lie in a
+        hidden folder (e.g. the GPU machine's .deps/ inside the course)."""
+        cache = read_cmake_cache(slot.build)
+        named = [Path(v) for key in INHERITED for v in cache.get(key, "").split(";") if v.startswith("/")]
+        readable = [slot.src] + self.sandbox.hidden_paths(named)
+        return lambda argv, timeout: self.sandbox.build(argv, timeout, slot.build, readable)
 
     # -- the checks -------------------------------------------------------------------------
     def _grade_stages(self, lab: str, rubric: Rubric, runner: Path, logs: Path, ws_root: Path,
@@ -341,6 +355,7 @@ class Grader:
                         grades[sp.id], sp.conflict_free, rubric, runner, logs, ws_root, contents, lab)
             self.options.log(f"{lab}: performance")
             self._performance(points, grades, rubric, runner, lab, on_gpu)
+            self._library(points, grades, rubric, runner, on_gpu)
         order = {sp.id: i for i, sp in enumerate(rubric.stages)}
         return sorted(grades.values(), key=lambda g: order.get(g.id, 0))
 
@@ -427,10 +442,11 @@ class Grader:
         status every stage; after a CUDA error (the context is lost for the stages after it)
         every stage that did not pass."""
         extra = ["--save-output", str(save)] if save is not None else []
+        rw = [save] if save is not None else []
 
         def alone(s: str) -> CaseResult:
             single = self.sandbox.run([str(runner), "run", "--stage", s] + case.runner_args()
-                                      + ["--no-time", "--format", "json"] + extra, timeout=timeout)
+                                      + ["--no-time", "--format", "json"] + extra, timeout=timeout, rw=rw)
             return case_outcome(single, s, case, expect=expect)
 
         if len(stages) == 1:
@@ -438,7 +454,8 @@ class Grader:
         argv = [str(runner), "run"]
         for s in stages:
             argv += ["--stage", s]
-        res = self.sandbox.run(argv + case.runner_args() + ["--no-time", "--format", "json"] + extra, timeout=timeout)
+        res = self.sandbox.run(argv + case.runner_args() + ["--no-time", "--format", "json"] + extra, timeout=timeout,
+                               rw=rw)
         doc = parse_runner_json(res.stdout)
         rows = {s: stage_result(doc, s) for s in stages}
         trusted = (doc is not None and not res.timed_out and res.returncode in (0, 1)
@@ -501,7 +518,8 @@ class Grader:
         with self.sandbox.workdir() as wd:
             rep = sanitizer.run_sanitizer(tool, runner, stages, rubric.sanitizer_size.arg, wd, rubric.tool_timeout,
                                           env=self.sandbox.env(wd),
-                                          wrapper=self.sandbox.wrap([], rubric.tool_timeout * 4 + 10))
+                                          wrapper=self.sandbox.wrap([], rubric.tool_timeout * 4 + 10, rw=[wd],
+                                                                    ro=[runner.parent], chdir=wd))
             copy_private_files(wd, logs, "sanitizer-*.log")   # regular files only, links not followed
         return sanitizer.relativize(rep, ws_root)
 
@@ -559,12 +577,16 @@ class Grader:
         if gated:
             return gated
         assert rubric.conflicts_size is not None
-        # ncu runs as the grader's user (the counters need it), with the instructor's folders
-        # hidden in its own mount namespace and its files in a private folder.
+        # ncu and its target run in the jail (as the sandbox user where the driver allows it,
+        # else as a root that can change nothing), with its files in a private folder.
         scratch = self.sandbox.mkdtemp("gpulab-ncu-")
         try:
-            rep = ncu.profile_conflicts(runner, sg.id, rubric.conflicts_size.arg, logs, rubric.tool_timeout,
-                                        wrapper=self.sandbox.hide_prefix(), scratch=scratch)
+            wrapper, why = self.sandbox.profiler_wrap(runner, scratch, rubric.tool_timeout)
+            if wrapper is None:
+                rep = ncu.ConflictReport.not_run(sg.id, why, SANDBOX_FIX)
+            else:
+                rep = ncu.profile_conflicts(runner, sg.id, rubric.conflicts_size.arg, logs, rubric.tool_timeout,
+                                            wrapper=wrapper, scratch=scratch, env=self.sandbox.env(scratch))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         ncu.relativize(rep, ws_root)
@@ -655,13 +677,8 @@ class Grader:
         ncu unavailable: the check stands, with a note saying it is unverified."""
         if rubric.performance.size is None:
             return check
-        scratch = self.sandbox.mkdtemp("gpulab-ncu-")
-        try:
-            t_ncu, why = ncu.profile_kernel_time(runner, sp.id, rubric.performance.size.arg, scratch,
-                                                 rubric.tool_timeout, wrapper=self.sandbox.hide_prefix(),
-                                                 scratch=scratch)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+        prof = self._profile(runner, sp.id, rubric.performance.size.arg, rubric)
+        t_ncu, why = prof.ms, prof.why
         check.data["t_ncu_kernels_ms"] = t_ncu
         if t_ncu is None:
             check.summary += f"; timing not cross-checked ({why})"
@@ -688,6 +705,84 @@ class Grader:
         else:
             check.summary += f"; ncu kernel time {t_ncu:.4g} ms"
         return check
+
+
+    # -- Nsight Compute's view of a stage: kernel time and kernel names, one run per stage ----
+    def _profile(self, runner: Path, stage: str, size_arg: str, rubric: Rubric) -> ncu.KernelProfile:
+        """One ncu run of the stage in the jail (see Sandbox.profiler_wrap), kept for the library
+        check: the timing cross-check and the library rule share it."""
+        key = (str(runner), stage)
+        with self._lock:
+            if key in self._profiles:
+                return self._profiles[key]
+        scratch = self.sandbox.mkdtemp("gpulab-ncu-")
+        try:
+            wrapper, why = self.sandbox.profiler_wrap(runner, scratch, rubric.tool_timeout)
+            prof = (ncu.KernelProfile(None, why) if wrapper is None else
+                    ncu.profile_kernel_time(runner, stage, size_arg, scratch, rubric.tool_timeout, wrapper=wrapper,
+                                            scratch=scratch, env=self.sandbox.env(scratch)))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        with self._lock:
+            self._profiles[key] = prof
+        return prof
+
+    # -- library kernels in a stage that asks for the student's own (rubric `library`) ----------
+    def _library(self, points: list[Any], grades: dict[str, StageGrade], rubric: Rubric, runner: Path,
+                 on_gpu: dict[str, bool]) -> None:
+        """A GPU stage whose policy is "none" or "block" and in whose NVTX range Nsight Compute
+        sees a library kernel (a device-wide CUB/Thrust algorithm) earns 0, with the kernel named.
+        Only stages that would earn points are profiled; the run is shared with the timing
+        cross-check when that ran."""
+        size = rubric.sanitizer_size or rubric.performance.size or (rubric.cases[0].size if rubric.cases else None)
+        for sp in points:
+            sg = grades[sp.id]
+            if sp.library == "any" or not on_gpu[sp.id] or not self.gpu or sg.points <= 0 or size is None:
+                continue
+            prof = self._profile(runner, sp.id, size.arg, rubric)
+            lib = [k for k in prof.kernels if library_kernel(k)]
+            if lib:
+                why = (f"0: this stage asks for your own kernel (rubric library = \"{sp.library}\"), but Nsight "
+                       f"Compute saw library kernels in it: {', '.join(short_kernel(k) for k in lib[:3])}")
+                for c in sg.checks.values():
+                    if c.points > 0 or c.status == PASS:
+                        c.points, c.status, c.summary = 0.0, FAIL, f"{why} (was: {c.summary})"
+                sg.checks["library"] = Check(
+                    "library", FAIL, 0, 0, why,
+                    fix=("write the stage's kernels yourself: CUB/Thrust device-wide algorithms are not allowed here"
+                         + ("; block- and warp-wide primitives are" if sp.library == "block" else "")),
+                    data={"kernels": prof.kernels, "library_kernels": lib})
+            elif prof.ms is None:
+                sg.checks["library"] = Check("library", NOT_RUN, 0, 0,
+                                             f"whose kernels the stage runs was not checked: {prof.why}",
+                                             fix=SANDBOX_FIX if "sandbox" in prof.why else "")
+            else:
+                sg.checks["library"] = Check("library", PASS, 0, 0, "no library kernel in the stage",
+                                             data={"kernels": prof.kernels})
+
+
+# Kernels of CUDA's C++ libraries as Nsight Compute names them (demangled): CUB's and Thrust's
+# device-wide algorithms live in these namespaces (cub::CUB_300000_SM_900_NS::DeviceScanKernel,
+# thrust::...::cuda_cub::core::_kernel_agent, cub::detail::for_each::static_kernel, ...).
+LIBRARY_KERNEL = re.compile(r"^(?:void\s+)?(?:cub|thrust|cuda)::")
+
+
+def library_kernel(name: str) -> bool:
+    return bool(LIBRARY_KERNEL.match(name.strip()))
+
+
+def short_kernel(name: str) -> str:
+    """`cub::...::DeviceScanKernel` for a report line (no template arguments or parameters)."""
+    text = re.sub(r"^void\s+", "", name.strip())
+    while True:   # innermost template argument lists and parameter lists first
+        shorter = re.sub(r"<[^<>()]*>|\([^()]*\)", "", text)
+        if shorter == text:
+            break
+        text = shorter
+    parts = [p for p in text.split("::") if p]
+    if len(parts) <= 1:
+        return text or name[:80]
+    return "::".join(parts[:1] + (["..."] if len(parts) > 2 else []) + parts[-1:])
 
 
 class _nullcontext:

@@ -32,6 +32,24 @@ class SymbolsTest(TempDir, unittest.TestCase):
         self.assertIn("gpulab::measure_gpu", text)
         self.assertIn("mprotect", text)
 
+    def test_nvtx_header_definitions_are_not_tampering(self):
+        # What CUDA 13's NVTX v3 header (included by CUB's device-wide headers) leaves in an
+        # object: weak C definitions. Before the fix every one of them rejected the lab.
+        obj = self.compile("nvtx", 'extern "C" {\n'
+                                   "__attribute__((weak)) int nvtxGlobals_v3[4];\n"
+                                   "__attribute__((weak)) int nvtxInitOnce_v3() { return 0; }\n"
+                                   "__attribute__((weak)) int nvtxDomainRangePushEx_impl_init_v3(void*, const void*) { return 0; }\n"
+                                   "__attribute__((weak)) void* InitializeInjectionNvtx2_fnptr;\n}\n")
+        self.assertEqual(symbols.check_objects([obj], set()), ([], ""))
+
+    def test_weak_runtime_and_strong_nvtx_definitions_are_still_rejected(self):
+        obj = self.compile("weakbad", 'extern "C" {\n'
+                                      "__attribute__((weak)) int cudaEventElapsedTime(float* m, void*, void*) { *m = 0; return 0; }\n"
+                                      "int nvtxRangePushA_impl_init_v3(const char*) { return 0; }\n}\n")
+        text = "\n".join(symbols.check_objects([obj], set())[0])
+        self.assertIn("cudaEventElapsedTime", text)
+        self.assertIn("nvtxRangePushA_impl_init_v3", text)
+
 
 if __name__ == "__main__":
     unittest.main()
