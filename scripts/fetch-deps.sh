@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # For a GPU machine with no network: download the header-only Debian packages here and unpack
-# them into .deps/ (ignored by git), which travels to that machine with the working tree.
+# them into .deps/ (ignored by git), which travels to that machine with the working tree. Also the
+# grader's jail: bubblewrap (.deps/usr/bin/bwrap, found by the grader when none is installed) and
+# libseccomp2 (its system-call filter; most systems have it already, apt depends on it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && apt-get download catch2 nlohmann-json3-dev libcli11-dev)
+(cd "$tmp" && apt-get download catch2 nlohmann-json3-dev libcli11-dev bubblewrap libseccomp2)
 mkdir -p "$root/.deps"
 for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$root/.deps"; done
 grep -qx '/.deps/' "$root/.git/info/exclude" 2>/dev/null || echo '/.deps/' >>"$root/.git/info/exclude"

@@ -4,7 +4,8 @@
 # The CUDA Toolkit (nvcc 12.4+ with CUB/Thrust and CUPTI) is not a Debian package here: see README.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ python3 catch2 nlohmann-json3-dev libcli11-dev)
+# bubblewrap + libseccomp2: the grader's jail for student code (autograder/README.md, "Isolation").
+packages=(cmake ninja-build g++ python3 catch2 nlohmann-json3-dev libcli11-dev bubblewrap libseccomp2)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -585,8 +585,15 @@ class Grader:
             if wrapper is None:
                 rep = ncu.ConflictReport.not_run(sg.id, why, SANDBOX_FIX)
             else:
-                rep = ncu.profile_conflicts(runner, sg.id, rubric.conflicts_size.arg, logs, rubric.tool_timeout,
-                                            wrapper=wrapper, scratch=scratch, env=self.sandbox.env(scratch))
+                with self.sandbox.workdir() as rd:
+                    # The report lay where student code could replace it: it is read back in the
+                    # jail too, as the sandbox user, with the logs read-only.
+                    reader = (self.sandbox.wrap([], rubric.tool_timeout * 2 + 10, rw=[rd], ro=[logs.resolve()],
+                                                chdir=rd) if self.sandbox.jailed else None)
+                    rep = ncu.profile_conflicts(runner, sg.id, rubric.conflicts_size.arg, logs, rubric.tool_timeout,
+                                                wrapper=wrapper, scratch=scratch, env=self.sandbox.env(scratch),
+                                                import_wrapper=reader,
+                                                import_env=self.sandbox.env(rd) if reader is not None else None)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         ncu.relativize(rep, ws_root)

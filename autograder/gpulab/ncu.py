@@ -388,13 +388,17 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
 
 def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
                       wrapper: list[str] | None = None, scratch: Path | None = None,
-                      runner_args: list[str] | None = None, env: dict[str, str] | None = None) -> ConflictReport:
+                      runner_args: list[str] | None = None, env: dict[str, str] | None = None,
+                      import_wrapper: list[str] | None = None,
+                      import_env: dict[str, str] | None = None) -> ConflictReport:
     """Profiles `runner run --stage S --n N --no-time` with Source Counters and reads the excess.
 
     Only the stage's own NVTX range "gpulab:<stage>" is profiled (the runner pushes it around the
     stage's run()), so input generation and output poisoning kernels do not count. The profiling
     run (student code) starts after `wrapper` (the sandbox's jail) with `env` in `scratch`, where
-    ncu writes its report (moved to `work` afterwards): `work` may lie in a hidden folder.
+    ncu writes its report (moved to `work` afterwards): `work` may lie in a hidden folder. The
+    report was written where student code could replace it, so it is read back after
+    `import_wrapper` (the jail, as the sandbox user, `work` read-only), not with the grader's rights.
     """
     ncu = tools.find_tool("ncu")
     if ncu is None:
@@ -432,14 +436,15 @@ def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeo
     for tag, args in (("raw", ["--page", "raw", "--csv"]),
                       ("source", ["--page", "source", "--csv", "--print-source", "cuda,sass"]),
                       ("details", ["--page", "details", "--csv"])):
-        res = _run_ncu(ncu, ["--import", str(report_file)] + args, timeout, log, f"{tag} page")
+        res = _run_ncu(ncu, ["--import", str(report_file)] + args, timeout, log, f"{tag} page", import_wrapper,
+                       env=import_env)
         pages[tag] = res.stdout
         (work / f"ncu-{stage}-{tag}.csv").write_text(res.stdout, encoding="utf-8")
     rep = build_report(stage, pages["source"], pages["details"], notes, raw_csv=pages["raw"])
     if rep.measured and rep.total_excessive and not rep.lines:
         # No per-line numbers in the CUDA+SASS view: try the CUDA-only view.
         res = _run_ncu(ncu, ["--import", str(report_file), "--page", "source", "--csv", "--print-source", "cuda"],
-                       timeout, log, "source page (cuda)")
+                       timeout, log, "source page (cuda)", import_wrapper, env=import_env)
         (work / f"ncu-{stage}-source-cuda.csv").write_text(res.stdout, encoding="utf-8")
         alt = build_report(stage, res.stdout, pages["details"], notes, raw_csv=pages["raw"])
         if alt.lines:

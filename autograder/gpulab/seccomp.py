@@ -61,12 +61,25 @@ class SeccompError(Exception):
     """libseccomp is missing or refused the filter: the jail cannot be built (fail closed)."""
 
 
+def _candidates() -> list[str]:
+    """The system's libseccomp, then the copy scripts/fetch-deps.sh unpacks into .deps/."""
+    out = [ctypes.util.find_library("seccomp") or "libseccomp.so.2"]
+    src = os.environ.get("GPULAB_SOURCE_DIR")
+    if src:
+        out += sorted(str(p) for p in Path(src, ".deps", "usr", "lib").glob("*/libseccomp.so.2"))
+    return out
+
+
 def _lib() -> ctypes.CDLL:
-    name = ctypes.util.find_library("seccomp") or "libseccomp.so.2"
-    try:
-        lib = ctypes.CDLL(name, use_errno=True)
-    except OSError as e:
-        raise SeccompError(f"libseccomp not found ({e}): install the Debian package libseccomp2") from None
+    lib, errors = None, []
+    for name in _candidates():
+        try:
+            lib = ctypes.CDLL(name, use_errno=True)
+            break
+        except OSError as e:
+            errors.append(str(e))
+    if lib is None:
+        raise SeccompError(f"libseccomp not found ({'; '.join(errors)}): install the Debian package libseccomp2")
     lib.seccomp_init.restype = ctypes.c_void_p
     lib.seccomp_init.argtypes = [ctypes.c_uint32]
     lib.seccomp_syscall_resolve_name.restype = ctypes.c_int
