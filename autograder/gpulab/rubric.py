@@ -65,7 +65,7 @@ class Case:
 #   "block" CUB/Thrust block- and warp-wide primitives inside the student's own kernels;
 #   "any"   library algorithms too (e.g. a stage that builds on a device-wide sort).
 # Enforced where it can be measured: under "none" and "block" a stage in whose NVTX range the
-# profiler sees a library kernel (a device-wide algorithm) earns 0 (grading.py, README).
+# profiler sees a library kernel (a device-wide algorithm) earns 0 (checks/library.py, README).
 LIBRARY_POLICIES = ("none", "block", "any")
 
 

@@ -6,7 +6,8 @@ import unittest
 
 from gpulab import report
 from gpulab.grade_cli import exit_code_for
-from gpulab.grading import case_outcome, forbidden_constructs, parse_runner_json
+from gpulab.lint import forbidden_constructs
+from gpulab.runner_doc import case_outcome, parse_runner_json
 from gpulab.proc import Result
 from gpulab.rubric import Case, Size
 from tests.helpers import FIXTURES, HERE, REFERENCE, TempDir, env, fake_grader, make_course, submission_dir
@@ -116,6 +117,16 @@ class GradingTest(TempDir, unittest.TestCase):
         self.assertEqual(shared.checks["library"].status, "pass")
         self.assertEqual(sub.points, full.points - self.stage(full, "naive").points)
         self.assertIn("DeviceScanKernel", json.dumps(report.results_json(sub)))
+
+    def test_each_phase_is_timed_and_printed(self):
+        sub = self.grade(REFERENCE)
+        lab = sub.labs[0]
+        self.assertEqual(list(lab.phases), ["lint", "build", "reference", "correctness", "sanitizers", "conflicts",
+                                            "performance", "library"])
+        self.assertTrue(all(v >= 0 for v in lab.phases.values()))
+        self.assertLessEqual(sum(lab.phases.values()), lab.seconds + 1e-6)
+        self.assertRegex(report.console(sub).splitlines()[-1], r"^scan: time: lint \d+\.\d s, build .* \(total ")
+        self.assertIn("phases", json.dumps(sub.to_json()))
 
     def test_library_any_allows_library_kernels(self):
         rubric = self.course.rubric_path("scan")
@@ -270,7 +281,7 @@ class CaseOutcomeTest(unittest.TestCase):
         self.assertEqual(case_outcome(Result([], 0, "", "", 0.1), "naive", self.CASE).status, "error")
 
     def test_forged_document_shapes(self):
-        from gpulab.grading import Expect
+        from gpulab.runner_doc import Expect
         expect = Expect("scan", {"naive": "naive"})
         ok = case_outcome(Result([], 0, self.doc(), "", 0.1), "naive", self.CASE, expect=expect)
         self.assertEqual(ok.status, "pass")
