@@ -55,6 +55,8 @@ def materialize(course: Course, lab: str, spec: dict[str, Any], dest: Path) -> P
                 if old not in text:
                     raise SpecError(f"{spec['name']}: text to replace not found in {base_dir / f}: {old[:60]!r}")
                 text = text.replace(old, new)
+            if "prepend_file" in spec:   # a snippet several classes share (testdata/<file>)
+                text = (TESTDATA / spec["prepend_file"]).read_text(encoding="utf-8") + text
             text = spec.get("prepend", "") + text + spec.get("append", "")
         out = sub / "labs" / lab / f
         out.parent.mkdir(parents=True, exist_ok=True)
