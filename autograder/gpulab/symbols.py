@@ -33,6 +33,10 @@ WEAK = set("WVu")
 # give its performance 0.) A strong definition of these names, or a weak one of any other
 # C name, is still rejected.
 NVTX_HEADER_SYMBOL = re.compile(r"^(nvtx\w*_v3|InitializeInjectionNvtx2_fnptr)$")
+# The one place NVTX's header calls what a lab may not: its injection loader (the tool library
+# named by NVTX_INJECTION64_PATH, e.g. Nsight's) uses dlopen/dlsym. Those calls are allowed from
+# that function's own section only; the same calls anywhere else in the object still reject it.
+NVTX_LOADER = {".text.nvtxInitializeInjectionLibrary_v3": {"dlopen", "dlsym", "dlclose", "dlerror"}}
 
 
 def _nm(args: list[str]) -> list[tuple[str, str]] | None:
@@ -49,6 +53,33 @@ def _nm(args: list[str]) -> list[tuple[str, str]] | None:
         if m:
             rows.append((m.group(1), m.group(2)))
     return rows
+
+
+def _callers(obj: Path) -> dict[str, set[str]] | None:
+    """{symbol: the sections whose code refers to it} from `objdump -r` (None: objdump failed)."""
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        return None
+    res = proc.run([objdump, "-r", str(obj)], timeout=120)
+    if not res.ok:
+        return None
+    out: dict[str, set[str]] = {}
+    section = ""
+    for line in res.stdout.splitlines():
+        m = re.match(r"^RELOCATION RECORDS FOR \[(.*)\]:$", line)
+        if m:
+            section = m.group(1)
+            continue
+        m = re.match(r"^[0-9a-fA-F]+\s+\S+\s+([^\s+-]+)", line)
+        if m:
+            out.setdefault(m.group(1).split("@")[0], set()).add(section)
+    return out
+
+
+def _nvtx_loader_only(name: str, callers: dict[str, set[str]] | None) -> bool:
+    """Every reference to `name` lies in NVTX's injection loader (see NVTX_LOADER)."""
+    sections = (callers or {}).get(name)
+    return bool(sections) and all(name in NVTX_LOADER.get(sec, ()) for sec in sections)
 
 
 def strong_definitions(archive: Path) -> set[str] | None:
@@ -84,8 +115,13 @@ def check_objects(objects: list[Path], protected: set[str] | None) -> tuple[list
             elif protected and name in protected:
                 problems.append(f"{obj.name}: defines `{_demangle(name)}`, which common/ defines: it would replace "
                                 "the harness's code")
+        callers = None
         for _, name in undefined:
             base = name.split("@")[0]
+            if base in FORBIDDEN_CALLS and any(base in allowed for allowed in NVTX_LOADER.values()):
+                callers = callers if callers is not None else _callers(obj)
+                if _nvtx_loader_only(base, callers):
+                    continue
             if base in FORBIDDEN_CALLS:
                 problems.append(f"{obj.name}: calls `{base}`, which a lab has no use for (process or memory tricks)")
     return problems, ""
