@@ -183,6 +183,11 @@ class Sandbox:
             self.notes.append(f"no system-call filter ({e}): the jail is not used and Nsight Compute is not run")
             return
         self.bwrap, self.seccomp_filter = bwrap, folder / "filter.bpf"
+        # The jail's /dev gets the NVIDIA device nodes that exist now, and nothing inside it can
+        # create one: make the unified-memory node before the first CUDA program would.
+        modprobe = shutil.which("nvidia-modprobe")
+        if modprobe and os.path.exists("/dev/nvidiactl") and not os.path.exists("/dev/nvidia-uvm"):
+            proc.run([modprobe, "-u", "-c=0"], timeout=30)
         probe = proc.run(self.wrap(["true"], cpu_seconds=10), timeout=30, env=self.env(Path("/")), cwd="/")
         if not probe.ok:
             why = (probe.stderr.strip().splitlines() or [probe.describe_exit()])[-1][:200]
