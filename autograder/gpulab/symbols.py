@@ -33,10 +33,11 @@ WEAK = set("WVu")
 # give its performance 0.) A strong definition of these names, or a weak one of any other
 # C name, is still rejected.
 NVTX_HEADER_SYMBOL = re.compile(r"^(nvtx\w*_v3|InitializeInjectionNvtx2_fnptr)$")
-# The one place NVTX's header calls what a lab may not: its injection loader (the tool library
-# named by NVTX_INJECTION64_PATH, e.g. Nsight's) uses dlopen/dlsym. Those calls are allowed from
-# that function's own section only; the same calls anywhere else in the object still reject it.
-NVTX_LOADER = {".text.nvtxInitializeInjectionLibrary_v3": {"dlopen", "dlsym", "dlclose", "dlerror"}}
+# The one thing NVTX's header calls that a lab may not: its injection loader (the tool library
+# named by NVTX_INJECTION64_PATH, e.g. Nsight's) uses dlopen/dlsym, inlined by the optimiser into
+# every `nvtx*_impl_init_v3`. Those calls are allowed from the sections of NVTX's own functions
+# (`.text.<NVTX header symbol>`) only; the same calls anywhere else still reject the lab.
+NVTX_LOADER_CALLS = {"dlopen", "dlsym", "dlclose", "dlerror"}
 
 
 def _nm(args: list[str]) -> list[tuple[str, str]] | None:
@@ -77,9 +78,10 @@ def _callers(obj: Path) -> dict[str, set[str]] | None:
 
 
 def _nvtx_loader_only(name: str, callers: dict[str, set[str]] | None) -> bool:
-    """Every reference to `name` lies in NVTX's injection loader (see NVTX_LOADER)."""
+    """Every reference to `name` lies in a function of NVTX's header (see NVTX_LOADER_CALLS)."""
     sections = (callers or {}).get(name)
-    return bool(sections) and all(name in NVTX_LOADER.get(sec, ()) for sec in sections)
+    return (name in NVTX_LOADER_CALLS and bool(sections)
+            and all(sec.startswith(".text.") and NVTX_HEADER_SYMBOL.match(sec[len(".text."):]) for sec in sections))
 
 
 def strong_definitions(archive: Path) -> set[str] | None:
@@ -118,7 +120,7 @@ def check_objects(objects: list[Path], protected: set[str] | None) -> tuple[list
         callers = None
         for _, name in undefined:
             base = name.split("@")[0]
-            if base in FORBIDDEN_CALLS and any(base in allowed for allowed in NVTX_LOADER.values()):
+            if base in FORBIDDEN_CALLS and base in NVTX_LOADER_CALLS:
                 callers = callers if callers is not None else _callers(obj)
                 if _nvtx_loader_only(base, callers):
                     continue
