@@ -10,5 +10,9 @@ trap 'rm -rf "$tmp"' EXIT
 (cd "$tmp" && apt-get download catch2 nlohmann-json3-dev libcli11-dev bubblewrap libseccomp2)
 mkdir -p "$root/.deps"
 for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$root/.deps"; done
-grep -qx '/.deps/' "$root/.git/info/exclude" 2>/dev/null || echo '/.deps/' >>"$root/.git/info/exclude"
+# A worktree's .git is a file: ask git where its exclude file is.
+exclude=$(git -C "$root" rev-parse --git-path info/exclude 2>/dev/null || echo "$root/.git/info/exclude")
+case $exclude in /*) ;; *) exclude=$root/$exclude ;; esac
+mkdir -p "$(dirname "$exclude")"
+grep -qx '/.deps/' "$exclude" 2>/dev/null || echo '/.deps/' >>"$exclude"
 echo "fetch-deps: unpacked into $root/.deps (pass it to the device tool with carry: [\".deps\"])"
