@@ -7,8 +7,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
+# bubblewrap + libseccomp2: the grader's jail for student code (autograder/README.md, "Isolation").
 packages=(cmake ninja-build g++ python3 python3-rich catch2 nlohmann-json3-dev libcli11-dev
-          chromium fonts-liberation2 fonts-dejavu-core python3-matplotlib)
+          bubblewrap libseccomp2 chromium fonts-liberation2 fonts-dejavu-core python3-matplotlib)
 # Node.js and npm: the machine's own when it has them (a NodeSource nodejs carries its npm, and
 # Debian's npm package would conflict with it), Debian's otherwise.
 command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)

@@ -26,7 +26,7 @@ cd /autograder/source
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends cmake ninja-build g++ python3 python3-rich catch2 nlohmann-json3-dev \\
-    libcli11-dev util-linux git >/dev/null
+    libcli11-dev util-linux git bubblewrap libseccomp2 >/dev/null
 export PATH=/usr/local/cuda/bin:$PATH
 cmake --preset default
 # The reference runner and the pristine grading workspace are built once, here, not per submission.

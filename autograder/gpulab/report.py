@@ -93,7 +93,15 @@ def console(sub: SubmissionGrade) -> str:
     out.append(f"total: {_pts(sub.points)} / {_pts(sub.max_points)}")
     for n in sub.notes:
         out.append(f"note: {n}")
+    for lab in sub.labs:
+        if lab.phases:
+            out.append(f"{lab.lab}: {format_phases(lab.phases)} (total {lab.seconds:.1f} s)")
     return "\n".join(out)
+
+
+def format_phases(phases: dict[str, float]) -> str:
+    """'time: lint 0.0 s, build 12.3 s, ...' (the grading phases in the order they ran)."""
+    return "time: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items())
 
 
 # ----------------------------------------------------------------------------- Markdown

@@ -60,15 +60,25 @@ class Case:
         return args
 
 
+# What a stage may take from CUDA's libraries (CUB, Thrust), per stage (`library = ...`):
+#   "none"  (default) the student's own kernels only;
+#   "block" CUB/Thrust block- and warp-wide primitives inside the student's own kernels;
+#   "any"   library algorithms too (e.g. a stage that builds on a device-wide sort).
+# Enforced where it can be measured: under "none" and "block" a stage in whose NVTX range the
+# profiler sees a library kernel (a device-wide algorithm) earns 0 (checks/library.py, README).
+LIBRARY_POLICIES = ("none", "block", "any")
+
+
 @dataclass(frozen=True)
 class StagePoints:
-    """Points of one stage, by check."""
+    """Points of one stage, by check, and what it may take from CUDA's libraries."""
 
     id: str
     correctness: float = 0
     sanitizer: float = 0
     conflict_free: float = 0
     performance: float = 0
+    library: str = "none"
 
     @property
     def total(self) -> float:
@@ -203,8 +213,11 @@ def _parse_case(path: str, index: int, table: Any, hidden: bool) -> Case:
 def _parse_stage(path: str, index: int, table: Any) -> StagePoints:
     r = _Reader(path, f"stage[{index}]", table)
     sid = r.get("id", str, required=True)
+    library = r.get("library", str, "none")
+    if library not in LIBRARY_POLICIES:
+        raise r._fail("library", f"must be one of {', '.join(LIBRARY_POLICIES)}, got {library!r}")
     sp = StagePoints(sid, r.number("correctness"), r.number("sanitizer"), r.number("conflict_free"),
-                     r.number("performance"))
+                     r.number("performance"), library)
     r.finish()
     return sp
 

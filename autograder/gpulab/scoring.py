@@ -109,6 +109,7 @@ class LabGrade:
     notes: list[str] = field(default_factory=list)
     build_seconds: float = 0.0
     seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)   # seconds per grading phase, in order
 
     @property
     def points(self) -> float:

@@ -114,8 +114,10 @@ class FakeSlot:
     def __init__(self, root: Path) -> None:
         self.src = root / "ws"
         self.src.mkdir(parents=True, exist_ok=True)
+        self.build = root / "ws-build"
 
-    def build_student(self, lab: str, files: list[str], contents: dict[str, bytes], dest: Path) -> BuildResult:
+    def build_student(self, lab: str, files: list[str], contents: dict[str, bytes], dest: Path,
+                      run=None) -> BuildResult:
         text = contents.get(files[0], b"").decode()
         if "#error" in text:
             return BuildResult(False, None, f"compile error:\n{self.src}/labs/{lab}/{files[0]}:2: error: boom", 0.01)

@@ -6,7 +6,8 @@ import unittest
 
 from gpulab import report
 from gpulab.grade_cli import exit_code_for
-from gpulab.grading import case_outcome, forbidden_constructs, parse_runner_json
+from gpulab.lint import forbidden_constructs
+from gpulab.runner_doc import case_outcome, parse_runner_json
 from gpulab.proc import Result
 from gpulab.rubric import Case, Size
 from tests.helpers import FIXTURES, HERE, REFERENCE, TempDir, env, fake_grader, make_course, submission_dir
@@ -22,7 +23,9 @@ class GradingTest(TempDir, unittest.TestCase):
                        GPULAB_COMPUTE_SANITIZER=str(FAKES / "fake_sanitizer.py"), FAKE_NCU_SOURCE=None,
                        FAKE_NCU_DETAILS=None, FAKE_NCU_PERM=None, FAKE_NCU_RAW=None, FAKE_SANITIZER_MEMCHECK=None,
                        FAKE_SANITIZER_RACECHECK=None, GPULAB_GPU_LOCK=str(self.tmp / "gpu.lock"),
-                       GPULAB_SANDBOX_KEEP_ENV="FAKE_SANITIZER_MEMCHECK,FAKE_SANITIZER_RACECHECK")
+                       GPULAB_SANDBOX_KEEP_ENV="FAKE_SANITIZER_MEMCHECK,FAKE_SANITIZER_RACECHECK,FAKE_NCU_PERM,"
+                                               "FAKE_NCU_KERNEL_MS,FAKE_NCU_SOURCE,FAKE_NCU_RAW,FAKE_NCU_DETAILS,"
+                                               "FAKE_NCU_LIBRARY_STAGE")
         self.env.__enter__()
         self.course = make_course(self.tmp)
 
@@ -114,6 +117,38 @@ class GradingTest(TempDir, unittest.TestCase):
                            "naive").checks["performance"]
         self.assertEqual(c.points, 0)
         self.assertIn("saw no kernel inside the stage", c.summary)
+
+    def test_a_stage_that_runs_library_kernels_gets_zero_the_others_keep_theirs(self):
+        full = self.grade(REFERENCE)
+        with env(FAKE_NCU_LIBRARY_STAGE="naive"):
+            sub = self.grade(REFERENCE)
+        naive, shared = self.stage(sub, "naive"), self.stage(sub, "shared")
+        self.assertEqual(naive.points, 0)
+        self.assertEqual(naive.checks["library"].status, "fail")
+        self.assertIn("DeviceScanKernel", naive.checks["library"].summary)
+        self.assertIn('library = "none"', naive.checks["correctness"].summary)
+        self.assertEqual(shared.points, self.stage(full, "shared").points)
+        self.assertEqual(shared.checks["library"].status, "pass")
+        self.assertEqual(sub.points, full.points - self.stage(full, "naive").points)
+        self.assertIn("DeviceScanKernel", json.dumps(report.results_json(sub)))
+
+    def test_each_phase_is_timed_and_printed(self):
+        sub = self.grade(REFERENCE)
+        lab = sub.labs[0]
+        self.assertEqual(list(lab.phases), ["lint", "build", "reference", "correctness", "sanitizers", "conflicts",
+                                            "performance", "library"])
+        self.assertTrue(all(v >= 0 for v in lab.phases.values()))
+        self.assertLessEqual(sum(lab.phases.values()), lab.seconds + 1e-6)
+        self.assertRegex(report.console(sub).splitlines()[-1], r"^scan: time: lint \d+\.\d s, build .* \(total ")
+        self.assertIn("phases", json.dumps(sub.to_json()))
+
+    def test_library_any_allows_library_kernels(self):
+        rubric = self.course.rubric_path("scan")
+        rubric.write_text(rubric.read_text().replace('id = "naive"', 'id = "naive"\nlibrary = "any"'))
+        with env(FAKE_NCU_LIBRARY_STAGE="naive"):
+            sub = self.grade(REFERENCE)
+        self.assertEqual(sub.points, sub.max_points)
+        self.assertNotIn("library", self.stage(sub, "naive").checks)
 
     def test_checks_turned_off_are_reported_as_not_run(self):
         sub = self.grade(REFERENCE, sanitizers=False, performance=False)
@@ -260,7 +295,7 @@ class CaseOutcomeTest(unittest.TestCase):
         self.assertEqual(case_outcome(Result([], 0, "", "", 0.1), "naive", self.CASE).status, "error")
 
     def test_forged_document_shapes(self):
-        from gpulab.grading import Expect
+        from gpulab.runner_doc import Expect
         expect = Expect("scan", {"naive": "naive"})
         ok = case_outcome(Result([], 0, self.doc(), "", 0.1), "naive", self.CASE, expect=expect)
         self.assertEqual(ok.status, "pass")

@@ -52,6 +52,13 @@ class RubricTest(unittest.TestCase):
         for w in words:
             self.assertIn(w, msg)
 
+    def test_library_policy_per_stage(self):
+        r = parse_rubric(RUBRIC.replace('id = "naive"', 'id = "naive"\nlibrary = "block"'))
+        self.assertEqual(r.stage("naive").library, "block")
+        self.assertEqual(r.stage("shared").library, "none")   # the default: the student's own kernels
+        with self.assertRaisesRegex(GpulabError, r"stage\[0\]\.library` must be one of none, block, any"):
+            parse_rubric(RUBRIC.replace('id = "naive"', 'id = "naive"\nlibrary = "cub"'))
+
     def test_errors_are_clear(self):
         self.assertRubricError(RUBRIC.replace("correctness = 10\nsanitizer = 2\nperformance",
                                               "corectness = 10\nsanitizer = 2\nperformance", 1), "corectness")
