@@ -28,8 +28,7 @@ int main(int argc, char** argv) try {
   gpulab::DeviceBuffer<int> in(gpulab::generate_int32(gpulab::Distribution::uniform, n, 1));
   gpulab::DeviceBuffer<int> out(n), ref(n), temp(scan_workspace_ints(n));
   ScanWorkspace ws;
-  ws.temp = temp.data();
-  ws.temp_ints = temp.size();
+  static_cast<gpulab::Scratch&>(ws) = gpulab::Scratch(temp.data(), temp.bytes());
   ws.multiprocessors = device->multiprocessors;
   std::size_t cub_bytes = 0;
   GPULAB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, cub_bytes, in.data(), ref.data(), static_cast<int>(n)));
