@@ -90,6 +90,15 @@ def filter_rows(rows: list[dict[str, str]], where: list[str], only: list[str]) -
     return rows, order
 
 
+def save(fig, outs: list[Path], dpi: int) -> int:
+    fig.tight_layout()
+    for out in outs:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, dpi=dpi)
+        print(f"wrote {out}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     import matplotlib  # noqa: PLC0415 (imported late: --help works without it)
@@ -151,12 +160,7 @@ def main(argv: list[str]) -> int:
     labelled = [l for l in lines if l.get_label() and not l.get_label().startswith("_")]
     if labelled:
         ax.legend(labelled, [l.get_label() for l in labelled], fontsize=8, ncol=2 if len(labelled) > 8 else 1)
-    fig.tight_layout()
-    for out in args.out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=130)
-        print(f"wrote {out}")
-    return 0
+    return save(fig, args.out, dpi=130)
 
 
 def draw_bars(args: argparse.Namespace, rows: list[dict[str, str]], plt) -> int:
@@ -180,12 +184,7 @@ def draw_bars(args: argparse.Namespace, rows: list[dict[str, str]], plt) -> int:
     ax.set_xlabel(args.ylabel or args.y[0])
     ax.set_title(args.title)
     ax.set_xlim(0, max(values + [r[0] for r in roofs]) * 1.25)
-    fig.tight_layout()
-    for out in args.out:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=120)
-        print(f"wrote {out}")
-    return 0
+    return save(fig, args.out, dpi=120)
 
 
 if __name__ == "__main__":

@@ -39,14 +39,6 @@ scan::ScanConfig config_for(const Problem& p) {
   return c;
 }
 
-int multiprocessors() {
-  static const int sms = [] {
-    const auto d = query_device();
-    return d ? d->multiprocessors : 1;
-  }();
-  return sms;
-}
-
 // The device scratch every student GPU stage gets (scan.cuh), with the problem's knobs.
 class Workspace : public ScratchOwner<scan::ScanWorkspace> {
  public:
