@@ -14,6 +14,10 @@
 function(gpulab_add_lab lab)
   cmake_parse_arguments(ARG "" "" "HARNESS;TESTS;LIBS" ${ARGN})
   set(lab_dir ${CMAKE_CURRENT_SOURCE_DIR})
+  if(NOT EXISTS ${lab_dir}/rubric.toml)
+    message(FATAL_ERROR "gpulab: ${lab_dir}/rubric.toml is missing: it lists the lab's student files "
+                        "(student_files = [...]). Restore it from a fresh copy of the course.")
+  endif()
   file(STRINGS ${lab_dir}/rubric.toml files_line REGEX "^student_files *=")
   if(NOT files_line MATCHES "\\[([^]]*)\\]")
     message(FATAL_ERROR "gpulab: ${lab_dir}/rubric.toml has no line student_files = [\"file.cu\", ...]")
