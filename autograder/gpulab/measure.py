@@ -382,8 +382,14 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str) -> int:
                 bad = sweep_vs_model(sweep, measured, out / sweep.model_csv, joined)
                 log.note(sweep.id, "ncu matches the model at every point" if not bad else "; ".join(bad[:5]), not bad)
 
-    problems = draw_plots(spec, out, out / "img", _device_facts(out / "run.json"), source)
-    log.note("plots", "; ".join(problems) if problems else f"{len(spec.plots)} drawn in img/", not problems)
+    python = PYTHON_FOR_PLOTS if Path(PYTHON_FOR_PLOTS).is_file() else sys.executable
+    if not proc.run([python, "-c", "import matplotlib"], timeout=60).ok:
+        # An offline GPU machine may lack it; the CSVs are what matters, the plots redraw anywhere.
+        log.note("plots", f"not drawn: {python} has no matplotlib (python3-matplotlib); "
+                 f"copy the CSVs to labs/{lab}/results/ and run `gpulab measure {lab} --plots-only`")
+    else:
+        problems = draw_plots(spec, out, out / "img", _device_facts(out / "run.json"), source)
+        log.note("plots", "; ".join(problems) if problems else f"{len(spec.plots)} drawn in img/", not problems)
     return _finish(log, out, lab, "")
 
 
