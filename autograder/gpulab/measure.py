@@ -15,11 +15,14 @@ OUT/steps.log:
               conflict-free or expecting conflicts
   ncu sweeps  ncu excess against a knob, beside the bank model   <id>.csv, <model_out>.csv
   experiments every experiment of the lab                        <experiment>.csv
-  bench       an instructor bench (reference only)               bench-<target>-<i>.log
+  bench       an instructor bench (reference only; with --quick   bench-<target>-<i>.log
+              only its quick_args, none: skipped)
   plots       the plot spec drawn from the CSVs                  img/*.png
   archive     everything above                                   <lab>-measure.tar.gz
 
-`gpulab measure LAB --plots-only` redraws the handout's plots (slides/img) from labs/<lab>/results.
+`--only STEP,...` runs the build and those steps (a GPU call of limited length can take a few at a
+time; the private tree and its build stay in build/measure-<lab>-tree). `gpulab measure LAB
+--plots-only` redraws the handout's plots (slides/img) from labs/<lab>/results.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ import re
 import shutil
 import sys
 import tarfile
-import tempfile
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -127,7 +129,7 @@ def load_spec(path: Path, lab: str) -> MeasureSpec:
         b, w = m["bench"], f"{path} [measure.bench]"
         args = _need(b, "args", list, w)
         spec.bench = Bench(_need(b, "target", str, w), [[str(a) for a in run] for run in args],
-                           [[str(a) for a in run] for run in b.get("quick_args", args[:1])])
+                           [[str(a) for a in run] for run in b.get("quick_args", [])])
     for i, p in enumerate(doc.get("plot", [])):
         w = f"{path} [[plot]] #{i + 1}"
         spec.plots.append(Plot(out=_need(p, "out", str, w), csv=_need(p, "csv", str, w), args=_need(p, "args", list, w)))
@@ -214,10 +216,11 @@ def sweep_vs_model(sweep: NcuSweep, measured: list[dict[str, Any]], model_csv: P
 class Log:
     """steps.log: one line per step with its exit status and time; a failed step fails the run."""
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, header: str):
         self.out = out
         self.failed: list[str] = []
-        (out / "steps.log").write_text("", encoding="utf-8")
+        with (out / "steps.log").open("a", encoding="utf-8") as f:  # calls with --only add up
+            f.write(f"== {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {header}\n")
 
     def step(self, name: str, cmd: list[str], timeout: float, cwd: Path | None = None,
              env: dict[str, str] | None = None, ok_codes: tuple[int, ...] = (0,)) -> proc.Result:
@@ -237,7 +240,8 @@ class Log:
 
 
 def private_tree(source: Path, lab: str, dest: Path) -> None:
-    """common/, this lab and its reference only: another lab's work in progress cannot break the
+    """common/, this lab and its reference only, copied over `dest` (files keep their times, so a
+    kept build rebuilds only what changed): another lab's work in progress cannot break the
     build. The slides' CMake part is left out (rendering decks needs Marp, not a GPU)."""
     def ignore(folder: str, names: list[str]) -> set[str]:
         rel = Path(folder).relative_to(source)
@@ -245,7 +249,7 @@ def private_tree(source: Path, lab: str, dest: Path) -> None:
         if rel.parts in (("labs",), ("solutions",)):
             skip |= {n for n in names if (Path(folder) / n).is_dir() and n != lab}
         return skip
-    shutil.copytree(source, dest, ignore=ignore, symlinks=True)
+    shutil.copytree(source, dest, ignore=ignore, symlinks=True, dirs_exist_ok=True)
     (dest / "slides" / "CMakeLists.txt").write_text("# left out by gpulab measure\n", encoding="utf-8")
 
 
@@ -278,7 +282,13 @@ def _device_facts(run_json: Path) -> dict[str, str]:
     return facts
 
 
-def measure(course: Any, lab: str, quick: bool, out: Path, impl: str) -> int:
+STEPS = ("tests", "run", "sanitizers", "conflicts", "experiments", "bench", "ncu-sweeps", "plots")
+
+
+def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tuple[str, ...] = STEPS) -> int:
+    """Every step of the module docstring (or those in `only`: a GPU call of limited length can
+    take a few at a time; the private tree and its build are kept next to the course's build
+    trees, so a later call rebuilds only what changed)."""
     source = course.source
     spec = load_spec(source / "labs" / lab / "measure.toml", lab)
     rb = rubric.load_rubric(course.rubric_path(lab))
@@ -287,41 +297,45 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str) -> int:
     if impl == "reference" and not (source / "solutions" / lab).is_dir():
         raise GpulabError(f"gpulab measure: solutions/{lab}/ is not in this checkout; use --impl student")
     out.mkdir(parents=True, exist_ok=True)
-    log = Log(out)
+    log = Log(out, f"gpulab measure {lab} --impl {impl}{' --quick' if quick else ''} --only {','.join(only)}")
     t = dict(tests=600, run=600, sanitizer=600, ncu=300, experiment=900) | spec.timeouts
     env = dict(os.environ, PATH="/usr/local/cuda/bin:" + os.environ.get("PATH", ""))
+    bench_runs = (spec.bench.quick_args if quick else spec.bench.args) if spec.bench and impl == "reference" else []
 
     smi = log.step("device", ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem",
                               "--format=csv"], 60, env=env)
     (out / "device.txt").write_text(smi.stdout, encoding="utf-8")
 
-    with tempfile.TemporaryDirectory(prefix=f"gpulab-measure-{lab}-") as tmp:
-        src = Path(tmp) / "src"
-        private_tree(source, lab, src)
-        build = src / "build"
-        prefix = [f"-DCMAKE_PREFIX_PATH={source / '.deps' / 'usr'}"] if (source / ".deps" / "usr").is_dir() else []
-        conf = log.step("configure", ["cmake", "-S", src, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", *prefix],
-                        600, env=env)
-        targets = [f"test-{lab}-{impl}", f"gpulab-{lab}-{impl}", f"gpulab-{lab}-student"]
-        if spec.bench and impl == "reference":
-            targets.append(spec.bench.target)
-        built = conf.ok and log.step("build", ["cmake", "--build", build, "-j", str(os.cpu_count() or 4),
-                                               "--target", *targets], 1800, env=env).ok
-        if not built:
-            return _finish(log, out, lab, "the build failed: see build.log / configure.log")
-        bin_dir = build / "labs" / lab
-        runner = bin_dir / f"gpulab-{lab}-{impl}"
-        gpu_env = dict(env, GPULAB_REQUIRE_GPU="1")
+    tree = source / "build" / f"measure-{lab}-tree"
+    src, build = tree / "src", tree / "build"
+    private_tree(source, lab, src)
+    prefix = [f"-DCMAKE_PREFIX_PATH={source / '.deps' / 'usr'}"] if (source / ".deps" / "usr").is_dir() else []
+    conf = log.step("configure", ["cmake", "-S", src, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", *prefix],
+                    600, env=env)
+    targets = [f"test-{lab}-{impl}", f"gpulab-{lab}-{impl}", f"gpulab-{lab}-student"]
+    if bench_runs and "bench" in only:
+        targets.append(spec.bench.target)
+    built = conf.ok and log.step("build", ["cmake", "--build", build, "-j", str(os.cpu_count() or 4),
+                                           "--target", *targets], 1800, env=env).ok
+    if not built:
+        return _finish(log, out, lab, "the build failed: see build.log / configure.log")
+    bin_dir = build / "labs" / lab
+    runner = bin_dir / f"gpulab-{lab}-{impl}"
+    gpu_env = dict(env, GPULAB_REQUIRE_GPU="1")
+    listing = json.loads(proc.run([runner, "list", "--format", "json"], timeout=60).stdout or "{}")
 
+    if "tests" in only:
         log.step("tests-gpu", [bin_dir / f"test-{lab}-{impl}", "[gpu]", "--gpulab-gpu"], t["tests"], env=gpu_env)
         log.step("starter", [bin_dir / f"gpulab-{lab}-student", "run", "--where", "gpu", "--check-starter",
                              "--require-gpu"], t["run"], env=gpu_env)
 
+    if "run" in only:
         run_n = spec.quick_run_n if quick else spec.run_n
         res = log.step("run", [runner, "run", "--n", run_n, "--format", "json"], t["run"], env=env)
         (out / "run.json").write_text(res.stdout, encoding="utf-8")
         write_run_csv(res.stdout, out / "run.csv")
 
+    if "sanitizers" in only:
         san_n = rb.sanitizer_size.arg if rb.sanitizer_size else spec.quick_run_n
         sanitizer = tools.find_tool("compute-sanitizer")
         for tool in ("memcheck", "racecheck"):
@@ -331,21 +345,21 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str) -> int:
             log.step(tool, [sanitizer, "--tool", tool, "--error-exitcode", "9", runner, "run", "--n", san_n,
                             "--no-time", "--where", "gpu"], t["sanitizer"], env=env)
 
-        listing = json.loads(proc.run([runner, "list", "--format", "json"], timeout=60).stdout or "{}")
-        marked = [s["id"] for s in listing.get("stages", [])
-                  if s.get("must_be_conflict_free") or s.get("expect_conflicts")]
+    if "conflicts" in only:
+        free = {s["id"] for s in listing.get("stages", []) if s.get("must_be_conflict_free")}
+        marked = [s["id"] for s in listing.get("stages", []) if s["id"] in free or s.get("expect_conflicts")]
         conflicts_n = rb.conflicts_size.arg if rb.conflicts_size else spec.quick_run_n
         reports = []
         for stage in marked:
             rep = ncu.profile_conflicts(runner, stage, conflicts_n, out / "ncu", timeout=t["ncu"])
             reports.append(rep.to_json())
-            expected_free = stage in [s["id"] for s in listing["stages"] if s.get("must_be_conflict_free")]
-            good = rep.measured and (rep.conflict_free == expected_free)
             log.note(f"ncu {stage}", f"excess {rep.total_excessive} wavefronts {rep.total_wavefronts}"
-                     if rep.measured else f"not measured: {rep.reason}", good)
+                     if rep.measured else f"not measured: {rep.reason}",
+                     rep.measured and rep.conflict_free == (stage in free))
         (out / "conflicts.json").write_text(json.dumps({"lab": lab, "n": conflicts_n, "stages": reports}, indent=2),
                                             encoding="utf-8")
 
+    if "experiments" in only:
         for e in listing.get("experiments", []):
             cmd = [runner, "experiment", e["id"], "--csv", out / f"{e['id']}.csv"]
             if quick:
@@ -354,42 +368,43 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str) -> int:
                 cmd += ["--n", spec.experiment_n[e["id"]]]
             log.step(f"experiment-{e['id']}", cmd, t["experiment"], env=env)
 
-        if spec.bench and impl == "reference":
-            exe = next(build.rglob(spec.bench.target), None)
-            for i, args in enumerate(spec.bench.quick_args if quick else spec.bench.args):
-                if exe is None:
-                    log.note(spec.bench.target, "built, but not found in the build tree", False)
-                    break
-                log.step(f"bench-{spec.bench.target}-{i + 1}", [exe, *args], t["run"], env=env)
+    if "bench" in only and bench_runs:
+        exe = next(build.rglob(spec.bench.target), None)
+        for i, args in enumerate(bench_runs):
+            if exe is None:
+                log.note(spec.bench.target, "built, but not found in the build tree", False)
+                break
+            log.step(f"bench-{spec.bench.target}-{i + 1}", [exe, *args], t["run"], env=env)
 
-        for sweep in spec.ncu_sweeps:
-            measured = []
-            for value in (sweep.quick_values if quick else sweep.values):
-                for stage in sweep.stages:
-                    rep = ncu.profile_conflicts(runner, stage, sweep.n, out / "ncu" / sweep.id, timeout=t["ncu"],
-                                                runner_args=["--param", f"{sweep.knob}={value}"])
-                    if not rep.measured:
-                        log.note(f"{sweep.id} {stage} {sweep.knob}={value}", f"not measured: {rep.reason}", False)
-                        continue
-                    measured.append({"stage": stage, sweep.knob: value, "n": sweep.n,
-                                     "excess_wavefronts": rep.total_excessive, "wavefronts": rep.total_wavefronts})
-            with (out / f"{sweep.id}.csv").open("w", newline="", encoding="utf-8") as f:
-                w = csv.DictWriter(f, ["stage", sweep.knob, "n", "excess_wavefronts", "wavefronts"], lineterminator="\n")
-                w.writeheader()
-                w.writerows(measured)
-            if sweep.model_csv and (out / sweep.model_csv).is_file():
-                joined = out / (sweep.model_out or f"{sweep.id}-vs-model.csv")
-                bad = sweep_vs_model(sweep, measured, out / sweep.model_csv, joined)
-                log.note(sweep.id, "ncu matches the model at every point" if not bad else "; ".join(bad[:5]), not bad)
+    for sweep in spec.ncu_sweeps if "ncu-sweeps" in only else []:
+        measured = []
+        for value in (sweep.quick_values if quick else sweep.values):
+            for stage in sweep.stages:
+                rep = ncu.profile_conflicts(runner, stage, sweep.n, out / "ncu" / sweep.id, timeout=t["ncu"],
+                                            runner_args=["--param", f"{sweep.knob}={value}"])
+                if not rep.measured:
+                    log.note(f"{sweep.id} {stage} {sweep.knob}={value}", f"not measured: {rep.reason}", False)
+                    continue
+                measured.append({"stage": stage, sweep.knob: value, "n": sweep.n,
+                                 "excess_wavefronts": rep.total_excessive, "wavefronts": rep.total_wavefronts})
+        with (out / f"{sweep.id}.csv").open("w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, ["stage", sweep.knob, "n", "excess_wavefronts", "wavefronts"], lineterminator="\n")
+            w.writeheader()
+            w.writerows(measured)
+        if sweep.model_csv and (out / sweep.model_csv).is_file():
+            joined = out / (sweep.model_out or f"{sweep.id}-vs-model.csv")
+            bad = sweep_vs_model(sweep, measured, out / sweep.model_csv, joined)
+            log.note(sweep.id, "ncu matches the model at every point" if not bad else "; ".join(bad[:5]), not bad)
 
-    python = PYTHON_FOR_PLOTS if Path(PYTHON_FOR_PLOTS).is_file() else sys.executable
-    if not proc.run([python, "-c", "import matplotlib"], timeout=60).ok:
-        # An offline GPU machine may lack it; the CSVs are what matters, the plots redraw anywhere.
-        log.note("plots", f"not drawn: {python} has no matplotlib (python3-matplotlib); "
-                 f"copy the CSVs to labs/{lab}/results/ and run `gpulab measure {lab} --plots-only`")
-    else:
-        problems = draw_plots(spec, out, out / "img", _device_facts(out / "run.json"), source)
-        log.note("plots", "; ".join(problems) if problems else f"{len(spec.plots)} drawn in img/", not problems)
+    if "plots" in only:
+        python = PYTHON_FOR_PLOTS if Path(PYTHON_FOR_PLOTS).is_file() else sys.executable
+        if not proc.run([python, "-c", "import matplotlib"], timeout=60).ok:
+            # An offline GPU machine may lack it; the CSVs are what matters, the plots redraw anywhere.
+            log.note("plots", f"not drawn: {python} has no matplotlib (python3-matplotlib); "
+                     f"copy the CSVs to labs/{lab}/results/ and run `gpulab measure {lab} --plots-only`")
+        else:
+            problems = draw_plots(spec, out, out / "img", _device_facts(out / "run.json"), source)
+            log.note("plots", "; ".join(problems) if problems else f"{len(spec.plots)} drawn in img/", not problems)
     return _finish(log, out, lab, "")
 
 
@@ -424,7 +439,16 @@ def cmd_measure(course: Any, args: Any) -> int:
         return 1 if problems else 0
     out = Path(args.out or os.environ.get("OUT") or course.source / "build" / f"measure-{lab}").resolve()
     impl = args.impl or ("reference" if (course.source / "solutions" / lab).is_dir() else "student")
-    return measure(course, lab, args.quick, out, impl)
+    return measure(course, lab, args.quick, out, impl, args.only)
+
+
+def _steps(text: str) -> tuple[str, ...]:
+    steps = tuple(x for x in text.split(",") if x)
+    unknown = [x for x in steps if x not in STEPS]
+    if unknown or not steps:
+        import argparse  # noqa: PLC0415
+        raise argparse.ArgumentTypeError(f"unknown step {', '.join(unknown) or '(none)'}; steps: {', '.join(STEPS)}")
+    return steps
 
 
 def add_parser(sub: Any) -> None:
@@ -436,6 +460,8 @@ def add_parser(sub: Any) -> None:
                     help="default: the reference where solutions/<lab>/ exists, else the student's code")
     sp.add_argument("--out", metavar="DIR", help="where logs, CSVs, plots and the archive go (default $OUT, "
                     "else build/measure-<lab>)")
+    sp.add_argument("--only", metavar="STEP,...", type=_steps, default=STEPS,
+                    help="only these steps (after the build): " + ", ".join(STEPS))
     sp.add_argument("--plots-only", action="store_true",
                     help="only redraw the plot spec from labs/<lab>/results into slides/img (CPU only)")
     sp.add_argument("--gpu", help="--plots-only: the GPU name in titles (default: results/run.json's device)")

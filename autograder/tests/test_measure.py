@@ -89,6 +89,11 @@ class MeasureSpecTest(unittest.TestCase):
             self.assertIn("left out", (dest / "slides" / "CMakeLists.txt").read_text(encoding="utf-8"))
             self.assertTrue((dest / "common" / "CMakeLists.txt").is_file())
 
+    def test_only_names_steps(self):
+        self.assertEqual(measure._steps("bench,plots"), ("bench", "plots"))
+        with self.assertRaisesRegex(Exception, "unknown step bogus; steps: tests, run"):
+            measure._steps("run,bogus")
+
     def test_no_gpu_is_refused(self):
         course = Course(source=REPO, build=None)
         with mock.patch.dict(os.environ, {"GPULAB_NO_GPU": "1"}), tempfile.TemporaryDirectory() as tmp:
