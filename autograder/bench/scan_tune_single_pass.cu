@@ -72,6 +72,9 @@ int main(int argc, char** argv) try {
   SP(128, 8, 300, 600, false); SP(128, 8, 300, 1000, false); SP(128, 8, 300, 1000, true);
   SP(128, 12, 0, 600, false); SP(128, 12, 0, 1000, false); SP(128, 12, 300, 1000, false);
   SP(128, 6, 0, 1000, false); SP(256, 8, 0, 1000, false); SP(64, 16, 0, 1000, false); SP(64, 12, 0, 600, false);
+  // Longer delays (the H100's memory is slower than the H200's, so predecessors publish later).
+  SP(128, 6, 0, 1500, false); SP(128, 6, 0, 2000, false); SP(128, 6, 0, 3000, false); SP(128, 6, 0, 4500, false);
+  SP(128, 8, 0, 2000, false); SP(128, 8, 0, 3000, false); SP(128, 8, 0, 4500, false);
   report("single-pass atomic B=128 V=8",
          [&] { single_pass<128, 8, TileOrder::atomic_counter, 0, 0, false>(in.data(), out.data(), n, ws); });
 #define TR(B, V) report("three-round B=" #B " V=" #V, [&] { three_round<B, V>(in.data(), out.data(), n, ws); })
