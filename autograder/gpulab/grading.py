@@ -30,6 +30,12 @@ from gpulab.workspace import Workspace
 
 MAX_IGNORED_LISTED = 200
 NO_GPU = "no GPU"
+# What a self-grade (the student's handout: no hidden cases, no solutions/) cannot check, said in
+# every report it writes so that nobody mistakes it for the instructor's grade.
+SELF_GRADE_NO_HIDDEN = ("self-grade: visible cases only; the instructor's grade also runs hidden cases "
+                        "(other sizes, seeds and distributions), so this score can drop")
+SELF_GRADE_NO_REFERENCE = ("self-grade: no reference runner, so the performance points were not scored; "
+                           "the instructor's grade times your code against the reference")
 
 
 @dataclass
@@ -266,6 +272,10 @@ class Grader:
         if self.options.stages is not None:
             lg.notes.append("partial grade: only stages " + ", ".join(sp.id for sp in graded))
         lg.taken = {k: str(v) for k, v in found.files.items()}
+        if not any(c.hidden for c in rubric.cases):
+            lg.notes.append(SELF_GRADE_NO_HIDDEN)
+        if any(sp.performance > 0 for sp in graded) and self.options.performance and self.reference(lab) is None:
+            lg.notes.append(SELF_GRADE_NO_REFERENCE)
         try:
             self._grade_lab_inner(lg, rubric, root, found, out)
         except GpulabError as e:

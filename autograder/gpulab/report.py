@@ -24,16 +24,16 @@ def _pts(x: float) -> str:
 
 
 def _cell(check: Check | None) -> str:
-    """One table cell: '5/5 cases 10/10', 'clean 2/2', 'not run', '-'."""
+    """One table cell, labelled: '5/5 cases, 10/10 pts', 'clean, 2/2 pts', 'not run', '-'."""
     if check is None or check.status == SKIPPED:
         return "-"
     if check.status == NOT_RUN:
         return f"not run ({check.summary})" if len(check.summary) < 24 else "not run"
     short = {
-        "correctness": check.summary.replace(" cases pass", ""),
+        "correctness": check.summary.replace(" cases pass", " cases"),
         "sanitizer": "clean" if check.status == PASS else "FINDINGS",
         "conflict_free": "0 excess" if check.status == PASS else "CONFLICTS",
-        "performance": f"{check.data['ratio']:.2f}x" if "ratio" in check.data else "fail",
+        "performance": f"{check.data['ratio']:.2f}x ref" if "ratio" in check.data else "fail",
     }.get(check.name, check.status)
     if check.status == FAIL and check.name == "correctness" and "TODO" in check.summary:
         short = "TODO"
@@ -41,7 +41,7 @@ def _cell(check: Check | None) -> str:
         short = "TODO"
     elif check.status == FAIL and check.summary.startswith("0: "):
         short = "-"   # gated: the stage does not work (yet), the check was not worth running
-    return f"{short} {_pts(check.points)}/{_pts(check.max_points)}"
+    return f"{short}, {_pts(check.points)}/{_pts(check.max_points)} pts"
 
 
 def lab_headline(lab: LabGrade) -> str:
@@ -60,6 +60,7 @@ def console(sub: SubmissionGrade) -> str:
     for lab in sub.labs:
         out.append("")
         out.append(lab_headline(lab))
+        out += [f"  note: {n}" for n in lab.notes]
         if lab.status != "graded":
             out.append("  " + lab.message.splitlines()[0] if lab.message else "")
             out += ["    " + ln for ln in lab.message.splitlines()[1:15]]
@@ -211,7 +212,9 @@ def results_json(sub: SubmissionGrade) -> dict[str, Any]:
                     leaderboard.append({"name": f"{lab.lab} {s.id} (ms)", "value": round(check.data["t_ms"], 4),
                                         "order": "asc"})
     output = [f"Total {_pts(sub.points)} / {_pts(sub.max_points)}."]
-    output += [lab_headline(l) for l in sub.labs]
+    for l in sub.labs:
+        output.append(lab_headline(l))
+        output += [f"  note: {n}" for n in l.notes]
     output += [f"note: {n}" for n in sub.notes]
     if sub.ignored:
         output.append(f"{len(sub.ignored)} file(s) in the submission were ignored (only the rubric's student files are graded).")

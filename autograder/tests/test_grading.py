@@ -198,6 +198,26 @@ class GradingTest(TempDir, unittest.TestCase):
         self.assertEqual(c.status, "not-run")
         self.assertIn("solutions/", c.summary)
 
+    def test_self_grade_says_what_it_cannot_check(self):
+        # The handout has no hidden cases and no solutions/: every report must say so (issue 10, item 6).
+        self.course = make_course(self.tmp / "handout", reference=False, hidden=False)
+        sub = self.grade(GOOD)
+        out = self.tmp / "out"
+        report.write_all(sub, out)
+        for text in (report.console(sub), json.loads((out / "results.json").read_text())["output"],
+                     (out / "report.md").read_text()):
+            self.assertIn("the instructor's grade also runs hidden cases", text)
+            self.assertIn("performance points were not scored", text)
+        self.course = make_course(self.tmp / "course")
+        text = report.console(self.grade(GOOD))
+        self.assertNotIn("self-grade", text)
+
+    def test_table_cells_are_labelled(self):
+        sub = self.grade(GOOD)
+        text = report.console(sub)
+        self.assertRegex(text, r"\d+/\d+ cases, \d+/\d+ pts")    # was "13/13 3/3" (issue 10, item 10)
+        self.assertIn("x ref, ", text)
+
     def test_ignored_files_listed(self):
         sub_dir = submission_dir(self.tmp, GOOD)
         (sub_dir / "labs" / "scan" / "rubric.toml").write_text("points = 1000")

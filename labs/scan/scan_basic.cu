@@ -75,7 +75,7 @@ void exclusive_scan_work_efficient_compact_threads(const int* d_in, int* d_out, 
 // ---- 4./5. shared: one Blelloch tree per block in shared memory, block sums scanned recursively ---
 //
 // A block of B = ws.config.block threads scans 2B elements in dynamic shared memory
-// (kernel<<<blocks, B, bytes>>>, `extern __shared__ int tree[];`), writes its total to a block-sums
+// (kernel<<<blocks, B, bytes>>> and an unsized `extern __shared__` array), writes its total to a block-sums
 // array and its exclusive scan to out. Scan the block sums with the same function (recursion
 // ends when one block suffices), then add block k's scanned sum to all 2B elements of block k.
 // Suggested kernels:
