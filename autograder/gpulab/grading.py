@@ -25,11 +25,13 @@ from gpulab.errors import GpulabError
 from gpulab.paths import Course
 from gpulab.rubric import Case, Rubric, load_rubric
 from gpulab.sandbox import Sandbox, copy_private_files
-from gpulab.scoring import FAIL, NOT_RUN, PASS, CaseResult, Check, LabGrade, StageGrade, SubmissionGrade
+from gpulab.scoring import (FAIL, NOT_RUN, PASS, CaseResult, Check, LabGrade, ManualResult, StageGrade,
+                            SubmissionGrade)
 from gpulab.workspace import Workspace
 
 MAX_IGNORED_LISTED = 200
 NO_GPU = "no GPU"
+MANUAL_MIN_WORDS = 20   # a write-up with fewer new words than this is the template, untouched
 # What a self-grade (the student's handout: no hidden cases, no solutions/) cannot check, said in
 # every report it writes so that nobody mistakes it for the instructor's grade.
 SELF_GRADE_NO_HIDDEN = ("self-grade: visible cases only; the instructor's grade also runs hidden cases "
@@ -256,19 +258,48 @@ class Grader:
             taken: set[PurePosixPath] = set()
             for lab in wanted:
                 taken |= set(found[lab].files.values())
-                sub.labs.append(self._grade_lab(lab, up.root, found[lab], out))
+                lg = self._grade_lab(lab, up.root, found[lab], out)
+                manual = submission.find_student_files(lab, [m.file for m in self.rubric(lab).manual], files)
+                taken |= set(manual.files.values())
+                lg.manual = [self._manual(lab, m, up.root, manual.files.get(m.file)) for m in self.rubric(lab).manual]
+                sub.labs.append(lg)
             ignored = [str(f) for f in files if f not in taken] + up.skipped
             sub.ignored = ignored[:MAX_IGNORED_LISTED] + (
                 [f"... and {len(ignored) - MAX_IGNORED_LISTED} more"] if len(ignored) > MAX_IGNORED_LISTED else [])
         sub.seconds = time.monotonic() - start
         return sub
 
+    def _manual(self, lab: str, item: Any, root: Path, rel: PurePosixPath | None) -> ManualResult:
+        """Submitted, and more than the handout's template? The instructor grades the content."""
+        res = ManualResult(item.id, item.file, item.points)
+        if rel is None:
+            res.summary = f"labs/{lab}/{item.file} not in the submission: the instructor will grade it 0"
+            return res
+        try:
+            text = submission.read_student_file(root, rel).decode("utf-8", errors="replace")
+        except GpulabError as e:
+            res.summary = str(e)
+            return res
+        template_path = self.course.source / "labs" / lab / item.file
+        template = template_path.read_text(encoding="utf-8", errors="replace") if template_path.is_file() else ""
+        known = {ln.strip() for ln in template.splitlines()}
+        words = sum(len(ln.split()) for ln in text.splitlines() if ln.strip() and ln.strip() not in known)
+        if words < MANUAL_MIN_WORDS:
+            res.status = "template"
+            res.summary = (f"{rel}: {words} word(s) beyond the handout's template: looks unanswered "
+                           f"(graded by the instructor)")
+        else:
+            res.status = "answered"
+            res.summary = f"{rel}: {words} words beyond the template; graded by the instructor"
+        return res
+
     def _grade_lab(self, lab: str, root: Path, found: submission.Found, out: Path) -> LabGrade:
         start = time.monotonic()
         rubric = self.rubric(lab)
         graded = [sp for sp in rubric.stages if self.options.stages is None or sp.id in self.options.stages]
-        lg = LabGrade(lab, max_points_rubric=sum(sp.total for sp in graded), missing=list(found.missing),
-                      notes=list(found.notes))
+        lg = LabGrade(lab, max_points_rubric=sum(sp.total for sp in graded if not sp.extra_credit),
+                      extra_max_rubric=sum(sp.total for sp in graded if sp.extra_credit),
+                      missing=list(found.missing), notes=list(found.notes))
         if self.options.stages is not None:
             lg.notes.append("partial grade: only stages " + ", ".join(sp.id for sp in graded))
         lg.taken = {k: str(v) for k, v in found.files.items()}
@@ -328,7 +359,7 @@ class Grader:
         sanitizer processes run in parallel (they are not timed)."""
         table = self.stage_table(lab, runner)
         points = [sp for sp in rubric.stages if self.options.stages is None or sp.id in self.options.stages]
-        grades = {sp.id: StageGrade(sp.id, table.get(sp.id, {}).get("title", "")) for sp in points}
+        grades = {sp.id: StageGrade(sp.id, table.get(sp.id, {}).get("title", ""), sp.extra_credit) for sp in points}
         on_gpu = {sp.id: table.get(sp.id, {}).get("where", "gpu") == "gpu" for sp in points}
         unknown = [sp for sp in points if table and sp.id not in table]
         for sp in unknown:

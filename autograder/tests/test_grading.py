@@ -212,6 +212,34 @@ class GradingTest(TempDir, unittest.TestCase):
         text = report.console(self.grade(GOOD))
         self.assertNotIn("self-grade", text)
 
+    def test_extra_credit_and_manual_items_are_reported_apart(self):
+        rubric = self.course.rubric_path("scan")
+        rubric.write_text(rubric.read_text().replace('id = "shared"', 'id = "shared"\nextra_credit = true')
+                          + '\n[[manual]]\nid = "write-up"\nfile = "answers.md"\npoints = 8\n')
+        (rubric.parent / "answers.md").write_text("# Questions\n1. Why?\n")
+        sub_dir = submission_dir(self.tmp, REFERENCE)
+        (sub_dir / "labs/scan/answers.md").write_text("# Questions\n1. Why?\n" + "Because I measured it. " * 6)
+        sub = fake_grader(self.course, self.tmp).grade(sub_dir, self.tmp / "out")
+        lab = sub.labs[0]
+        self.assertEqual((lab.core_points, lab.max_points), (15, 15))     # naive is the core
+        self.assertEqual((lab.extra_points, lab.extra_max), (19, 19))     # shared is extra credit
+        self.assertEqual(sub.points, 34)
+        self.assertEqual([(m.file, m.status, m.max_points) for m in lab.manual], [("answers.md", "answered", 8)])
+        self.assertNotIn("labs/scan/answers.md", sub.ignored)
+        text = report.console(sub)
+        self.assertIn("15 / 15 core + 19 / 19 extra credit", text)
+        self.assertIn("answers.md (8 points, graded by the instructor: answered)", text)
+        self.assertIn("shared (extra)", text)
+        rj = report.results_json(sub)
+        manual = [t for t in rj["tests"] if "manual" in t["tags"]]
+        self.assertEqual([(t["score"], t["max_score"]) for t in manual], [(0, 0)])
+        self.assertTrue(any("extra-credit" in t["tags"] for t in rj["tests"]))
+        self.assertIn("extra credit 19 / 19", report.markdown(sub))
+        # The template handed back untouched is not an answer.
+        (sub_dir / "labs/scan/answers.md").write_text("# Questions\n1. Why?\n")
+        sub = fake_grader(self.course, self.tmp).grade(sub_dir, self.tmp / "out2")
+        self.assertEqual(sub.labs[0].manual[0].status, "template")
+
     def test_table_cells_are_labelled(self):
         sub = self.grade(GOOD)
         text = report.console(sub)
