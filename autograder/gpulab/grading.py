@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
-from gpulab import gpulock, ncu, proc, sanitizer, scoring, submission, tools
+from gpulab import gpulock, ncu, proc, sanitizer, scoring, shipped_reference, submission, tools
 from gpulab.errors import GpulabError
 from gpulab.paths import Course
 from gpulab.rubric import Case, Rubric, load_rubric
@@ -38,6 +38,8 @@ SELF_GRADE_NO_HIDDEN = ("self-grade: visible cases only; the instructor's grade 
                         "(other sizes, seeds and distributions), so this score can drop")
 SELF_GRADE_NO_REFERENCE = ("self-grade: no reference runner, so the performance points were not scored; "
                            "the instructor's grade times your code against the reference")
+SELF_GRADE_SHIPPED = ("self-grade: performance is scored against the compiled reference shipped with the handout "
+                      "(reference/), timed on this machine's GPU; the instructor's grade times it on the grading GPU")
 
 
 @dataclass
@@ -193,19 +195,23 @@ class Grader:
         return [lab for lab in self.course.labs() if self.course.rubric_path(lab).is_file()]
 
     def reference(self, lab: str) -> Path | None:
-        """The reference runner of the calling build (built once); None without solutions/<lab>."""
+        """The reference runner: the calling build's (built once) when solutions/<lab> exists, else
+        the compiled one shipped in the handout (reference/, see shipped_reference.py); None without
+        either."""
         with self._lock:
             if lab in self._refs:
                 return self._refs[lab]
             ref = None
             existing = self.course.runner(lab, "reference")
-            if not self.gpu:
+            shipped = shipped_reference.shipped_path(self.course.source, lab)
+            if not (self.course.source / "solutions" / lab).is_dir():
+                ref = shipped if shipped.is_file() and os.access(shipped, os.X_OK) else None
+            elif not self.gpu:
                 # Without a GPU nothing is timed: use a built reference for stage titles only, and
                 # do not start a build in the calling tree.
-                self._refs[lab] = existing if existing.is_file() else None
-                return self._refs[lab]
-            if (self.course.source / "solutions" / lab).is_dir():
-                path = self.course.runner(lab, "reference")
+                ref = existing if existing.is_file() else None
+            else:
+                path = existing
                 res = proc.run(["cmake", "--build", str(self.build), "--target", path.name], timeout=900)
                 if path.is_file():
                     ref = path
@@ -305,8 +311,12 @@ class Grader:
         lg.taken = {k: str(v) for k, v in found.files.items()}
         if not any(c.hidden for c in rubric.cases):
             lg.notes.append(SELF_GRADE_NO_HIDDEN)
-        if any(sp.performance > 0 for sp in graded) and self.options.performance and self.reference(lab) is None:
-            lg.notes.append(SELF_GRADE_NO_REFERENCE)
+        if any(sp.performance > 0 for sp in graded) and self.options.performance:
+            ref = self.reference(lab)
+            if ref is None:
+                lg.notes.append(SELF_GRADE_NO_REFERENCE)
+            elif ref == shipped_reference.shipped_path(self.course.source, lab):
+                lg.notes.append(SELF_GRADE_SHIPPED)
         try:
             self._grade_lab_inner(lg, rubric, root, found, out)
         except GpulabError as e:
@@ -659,8 +669,9 @@ class Grader:
                 continue
             gated = self._gate(grades[sp.id], "performance", sp.performance, on_gpu[sp.id], need_all=True)
             if gated is None and self.reference(lab) is None:
-                gated = Check("performance", NOT_RUN, 0, sp.performance, "no reference implementation (solutions/ absent)",
-                              fix="grade with the instructor's course, which has solutions/")
+                gated = Check("performance", NOT_RUN, 0, sp.performance,
+                              "no reference runner (no solutions/, no shipped reference/)",
+                              fix="grade in the handout, which ships reference/, or in the instructor's course")
             if gated:
                 grades[sp.id].checks["performance"] = gated
             else:

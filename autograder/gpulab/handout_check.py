@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path, PurePosixPath
 
-from gpulab import handout, leaks, proc
+from gpulab import handout, leaks, proc, shipped_reference
 from gpulab.errors import EXIT_FAILED, GpulabError
 from gpulab.paths import Course
 from gpulab.workspace import configure_args, read_cmake_cache, trim_compiler_output
@@ -50,7 +50,26 @@ def _student_files(course: Course) -> dict[str, list[str]]:
             for lab in course.labs() if course.rubric_path(lab).is_file()}
 
 
-def cmd_handout(course: Course, out: Path, check: bool) -> int:
+def ship_reference_runners(course: Course, out: Path, archs: str) -> None:
+    """Builds (without line info, for `archs`) and ships each lab's compiled reference runner."""
+    if archs == "none":
+        print("gpulab handout: no reference runner shipped (--reference-archs none): self-grades will not "
+              "score performance")
+        return
+    labs = [lab for lab in _student_files(course) if (course.source / "solutions" / lab).is_dir()]
+    if not labs:
+        return
+    build = course.require_build()
+    if archs == "common":
+        archs = shipped_reference.default_archs(read_cmake_cache(build))
+    print(f"gpulab handout: building the reference runners to ship ({', '.join(labs)}; CUDA architectures {archs}) ...",
+          flush=True)
+    runners = shipped_reference.build(course.source, build, labs, archs)
+    for p in shipped_reference.ship(runners, out, archs):
+        print(f"  {p.relative_to(out)} ({p.stat().st_size // 1024} KiB, stripped)")
+
+
+def cmd_handout(course: Course, out: Path, check: bool, reference_archs: str = "common") -> int:
     if not handout.is_git_checkout(course.source):
         raise GpulabError(f"gpulab handout: {course.source} is not a git checkout; the handout takes the files git "
                           "tracks only (nothing untracked may reach students): export from a clone of the course")
@@ -59,6 +78,7 @@ def cmd_handout(course: Course, out: Path, check: bool) -> int:
     print(f"gpulab handout: wrote {out} ({n} files; solution blocks stubbed in {len(stripped)} file(s))")
     for f, k in sorted(stripped.items()):
         print(f"  {f}: {k} block(s)")
+    ship_reference_runners(course, out, reference_archs)
     leaked = [p for p in ("solutions", "autograder/hidden", "autograder/testdata") if (out / p).exists()]
     if leaked:
         raise GpulabError(f"gpulab handout: {', '.join(leaked)} present in the export (bug)", EXIT_FAILED)

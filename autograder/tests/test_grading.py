@@ -196,7 +196,24 @@ class GradingTest(TempDir, unittest.TestCase):
         sub = self.grade(GOOD)
         c = self.stage(sub, "naive").checks["performance"]
         self.assertEqual(c.status, "not-run")
-        self.assertIn("solutions/", c.summary)
+        self.assertIn("no reference runner", c.summary)
+
+    def test_handout_grades_performance_against_the_shipped_reference(self):
+        # issue 12, item 4: the handout carries reference/gpulab-<lab>-reference (no source).
+        from gpulab import shipped_reference
+        from tests.helpers import STAGES, write_runner
+        self.course = make_course(self.tmp / "handout", reference=False, hidden=False)
+        write_runner(shipped_reference.shipped_path(self.course.source, "scan"),
+                     {"lab": "scan", "title": "Scan", "stages": STAGES, "implementation": "reference",
+                      "behaviour": REFERENCE})
+        sub = self.grade(GOOD)
+        c = self.stage(sub, "naive").checks["performance"]
+        self.assertEqual((c.status, c.points), ("pass", 3))
+        self.assertIn("1.00x", report.console(sub))
+        text = report.console(sub)
+        self.assertIn("compiled reference shipped with the handout", text)
+        self.assertIn("the instructor's grade also runs hidden cases", text)
+        self.assertNotIn("performance points were not scored", text)
 
     def test_self_grade_says_what_it_cannot_check(self):
         # The handout has no hidden cases and no solutions/: every report must say so (issue 10, item 6).

@@ -144,7 +144,7 @@ class HandoutCommandTest(TempDir, unittest.TestCase):
         src = self.tmp / "course"
         (src / "labs").mkdir(parents=True)
         with self.assertRaisesRegex(GpulabError, "not a git checkout"):
-            handout_check.cmd_handout(Course(src, None), self.tmp / "out", check=False)
+            handout_check.cmd_handout(Course(src, None), self.tmp / "out", check=False, reference_archs="none")
 
     def test_check_builds_outside_the_export(self):
         build = self.tmp / "build"
@@ -163,6 +163,35 @@ class HandoutCommandTest(TempDir, unittest.TestCase):
         b = Path(calls[0][calls[0].index("-B") + 1])
         self.assertNotIn(out, b.parents)          # issue 10, item 10: build/check was left in the export
         self.assertEqual(list(out.iterdir()), [])
+
+
+class ShippedReferenceTest(TempDir, unittest.TestCase):
+    def test_architectures_the_installed_nvcc_supports(self):
+        from gpulab.shipped_reference import archs_for
+        nvcc13 = "compute_75\ncompute_80\ncompute_86\ncompute_87\ncompute_89\ncompute_90\ncompute_100\ncompute_120\n"
+        self.assertEqual(archs_for(nvcc13), "75-real;80-real;86-real;89-real;90")   # PTX for the newest
+        self.assertEqual(archs_for("compute_70\ncompute_75\n"), "70-real;75")
+        self.assertEqual(archs_for("compute_50\n"), "")
+
+    @unittest.skipUnless(Path("/bin/true").is_file(), "needs an ELF binary to strip")
+    def test_ship_copies_stripped_runners_without_source(self):
+        from gpulab import shipped_reference
+        runner = self.tmp / "build" / "gpulab-scan-reference"
+        runner.parent.mkdir()
+        runner.write_bytes(Path("/bin/true").read_bytes())
+        out = self.tmp / "out"
+        shipped = shipped_reference.ship({"scan": runner}, out, "90")
+        self.assertEqual(shipped, [shipped_reference.shipped_path(out, "scan")])
+        self.assertTrue(shipped[0].stat().st_mode & 0o111)
+        got = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+        self.assertEqual(got, ["reference/README.md", "reference/gpulab-scan-reference"])
+        nm = subprocess.run(["nm", str(shipped[0])], capture_output=True, text=True)
+        self.assertIn("no symbols", nm.stderr)
+
+    def test_missing_runner_is_an_error(self):
+        from gpulab import shipped_reference
+        with self.assertRaisesRegex(GpulabError, "was not built"):
+            shipped_reference.ship({"scan": self.tmp / "nope"}, self.tmp / "out", "90")
 
 
 class CtestVerdictTest(unittest.TestCase):
