@@ -32,5 +32,35 @@ class DocsTest(unittest.TestCase):
                 self.assertIn(m.group(2), headings(REPO / m.group(1)))
 
 
+    def test_section_pointers_in_lab_files_resolve(self):
+        # `README.md, "Stage 8"` in a starter pointed at a section that did not exist (issue 12, item 3).
+        cite = re.compile(r'([\w/.-]*(?:README|RESULTS)(?:\.md)?),\s*"([^"]+)"')
+        checked = 0
+        for f in sorted(REPO.glob("labs/*/*")):
+            if not f.is_file() or f.suffix not in (".cu", ".cuh", ".hpp", ".cpp", ".toml", ".md"):
+                continue
+            text = re.sub(r"\s*\n\s*(//|#)?\s*", " ", f.read_text(encoding="utf-8"))
+            for m in cite.finditer(text):
+                name = m.group(1)
+                doc = REPO / name if "/" in name else f.parent / (name if name.endswith(".md") else name + ".md")
+                with self.subTest(file=str(f.relative_to(REPO)), cites=m.group(0)):
+                    self.assertTrue(doc.is_file(), doc)
+                    self.assertTrue(any(h.startswith(m.group(2)) for h in headings(doc)), sorted(headings(doc)))
+                checked += 1
+        self.assertGreater(checked, 5)
+
+    def test_task_sheets_fit_and_have_their_sections(self):
+        wanted = ("Before you start", "Stages, in order", "Rules", "Points", "What to submit", "Policies",
+                  "Debugging and pitfalls", "Write-up questions", "References")
+        for md in sorted(REPO.glob("labs/*/README.md")):
+            with self.subTest(task_sheet=str(md.relative_to(REPO))):
+                self.assertLessEqual(len(md.read_text(encoding="utf-8").splitlines()), 250)
+                hs = headings(md)
+                for w in wanted:
+                    self.assertTrue(any(h.startswith(w) for h in hs), w)
+                self.assertTrue((md.parent / "RESULTS.md").is_file())
+                self.assertTrue((md.parent / "answers.md").is_file())
+
+
 if __name__ == "__main__":
     unittest.main()
