@@ -9,7 +9,8 @@ and copies each runner, stripped of host symbols, to `reference/` in the export.
 travels: the export's leak check (handout_check.solution_leaks) searches these binaries too.
 
 In the handout the grader takes `reference/gpulab-<lab>-reference` wherever solutions/<lab>/ is
-absent (grading.Grader.reference), for the timing, the stage table and the verdict on saved outputs.
+absent (grading.Grader.reference), for the timing, the stage table and the verdict on saved
+outputs; `gpulab run/experiment/conflicts --impl reference` run it too (paths.Course.require_runner).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ BUILD_TIMEOUT = 3600
 
 
 def shipped_path(source: Path, lab: str) -> Path:
-    """Where the handout carries the lab's compiled reference runner."""
+    """Where the handout carries the lab's compiled reference runner (paths.Course.require_runner
+    finds it there too, for `gpulab run --impl reference`)."""
     return source / FOLDER / f"gpulab-{lab}-reference"
 
 
