@@ -59,6 +59,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     h.add_argument("--out", required=True, metavar="DIR", help="an empty or new folder")
     h.add_argument("--check", action="store_true",
                    help="then configure, build and test the export, and grade it untouched (expect 0)")
+    h.add_argument("--reference-archs", default="common", metavar="LIST|common|none",
+                   help="CUDA architectures of the compiled reference runners shipped in reference/ "
+                        "(common: sm_70-sm_90 as nvcc supports them; none: ship none)")
 
 
 def dispatch(course: Course, args: argparse.Namespace) -> int:
@@ -72,7 +75,7 @@ def dispatch(course: Course, args: argparse.Namespace) -> int:
         return package.cmd_package(course, args.lab, Path(args.out))
     if args.command == "handout":
         from gpulab import handout_check  # noqa: PLC0415
-        return handout_check.cmd_handout(course, Path(args.out), args.check)
+        return handout_check.cmd_handout(course, Path(args.out), args.check, args.reference_archs)
     raise GpulabError(f"gpulab: unknown command {args.command}")
 
 

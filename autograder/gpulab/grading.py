@@ -23,7 +23,7 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator
 
-from gpulab import gpulock, proc, report, submission, tools
+from gpulab import gpulock, proc, report, shipped_reference, submission, tools
 from gpulab.checks import LabRun, Options, conflicts, correctness, library, performance, sanitizers
 from gpulab.errors import GpulabError
 from gpulab.lint import forbidden_constructs
@@ -31,12 +31,21 @@ from gpulab.paths import Course
 from gpulab.rubric import Rubric, load_rubric
 from gpulab.runner_doc import Expect
 from gpulab.sandbox import Sandbox
-from gpulab.scoring import FAIL, Check, LabGrade, StageGrade, SubmissionGrade
+from gpulab.scoring import FAIL, Check, LabGrade, ManualResult, StageGrade, SubmissionGrade
 from gpulab.workspace import INHERITED, Workspace, read_cmake_cache
 
 __all__ = ["Grader", "Options"]
 
 MAX_IGNORED_LISTED = 200
+MANUAL_MIN_WORDS = 20   # a write-up with fewer new words than this is the template, untouched
+# What a self-grade (the student's handout: no hidden cases, no solutions/) cannot check, said in
+# every report it writes so that nobody mistakes it for the instructor's grade.
+SELF_GRADE_NO_HIDDEN = ("self-grade: visible cases only; the instructor's grade also runs hidden cases "
+                        "(other sizes, seeds and distributions), so this score can drop")
+SELF_GRADE_NO_REFERENCE = ("self-grade: no reference runner, so the performance points were not scored; "
+                           "the instructor's grade times your code against the reference")
+SELF_GRADE_SHIPPED = ("self-grade: performance is scored against the compiled reference shipped with the handout "
+                      "(reference/), timed on this machine's GPU; the instructor's grade times it on the grading GPU")
 # The checks in the order the pipeline runs them (after the build), each a module of checks/.
 CHECKS = (("correctness", correctness), ("sanitizers", sanitizers), ("conflicts", conflicts),
           ("performance", performance), ("library", library))
@@ -91,17 +100,21 @@ class Grader:
         asks it whether it can judge saved outputs (`run --help` mentions --save-output and
         `verify --help` exits 0) and reads its stage table: once per lab, under the lock, so
         that parallel batch jobs neither build twice nor see half of it. Without solutions/<lab>
-        there is no reference (performance not graded)."""
+        the reference is the compiled one shipped in the student's handout (reference/, see
+        shipped_reference.py), or none (performance not graded)."""
         with self._lock:
             if lab in self._refs:
                 return
             existing = self.course.runner(lab, "reference")
+            shipped = shipped_reference.shipped_path(self.course.source, lab)
             ref = None
-            if not self.gpu:
+            if not (self.course.source / "solutions" / lab).is_dir():
+                ref = shipped if shipped.is_file() and os.access(shipped, os.X_OK) else None
+            elif not self.gpu:
                 # Without a GPU nothing is timed: use a built reference for stage titles only, and
                 # do not start a build in the calling tree.
                 ref = existing if existing.is_file() else None
-            elif (self.course.source / "solutions" / lab).is_dir():
+            else:
                 res = proc.run(["cmake", "--build", str(self.build), "--target", existing.name], timeout=900)
                 if existing.is_file():
                     ref = existing
@@ -161,22 +174,53 @@ class Grader:
             taken: set[PurePosixPath] = set()
             for lab in wanted:
                 taken |= set(found[lab].files.values())
-                sub.labs.append(self._grade_lab(lab, up.root, found[lab], out))
+                lg = self._grade_lab(lab, up.root, found[lab], out)
+                manual = submission.find_student_files(lab, [m.file for m in self.rubric(lab).manual], files)
+                taken |= set(manual.files.values())
+                lg.manual = [self._manual(lab, m, up.root, manual.files.get(m.file)) for m in self.rubric(lab).manual]
+                sub.labs.append(lg)
             ignored = [str(f) for f in files if f not in taken] + up.skipped
             sub.ignored = ignored[:MAX_IGNORED_LISTED] + (
                 [f"... and {len(ignored) - MAX_IGNORED_LISTED} more"] if len(ignored) > MAX_IGNORED_LISTED else [])
         sub.seconds = time.monotonic() - start
         return sub
 
+    def _manual(self, lab: str, item: Any, root: Path, rel: PurePosixPath | None) -> ManualResult:
+        """Submitted, and more than the handout's template? The instructor grades the content."""
+        res = ManualResult(item.id, item.file, item.points)
+        if rel is None:
+            res.summary = f"labs/{lab}/{item.file} not in the submission: the instructor will grade it 0"
+            return res
+        try:
+            text = submission.read_student_file(root, rel).decode("utf-8", errors="replace")
+        except GpulabError as e:
+            res.summary = str(e)
+            return res
+        template_path = self.course.source / "labs" / lab / item.file
+        template = template_path.read_text(encoding="utf-8", errors="replace") if template_path.is_file() else ""
+        known = {ln.strip() for ln in template.splitlines()}
+        words = sum(len(ln.split()) for ln in text.splitlines() if ln.strip() and ln.strip() not in known)
+        if words < MANUAL_MIN_WORDS:
+            res.status = "template"
+            res.summary = (f"{rel}: {words} word(s) beyond the handout's template: looks unanswered "
+                           f"(graded by the instructor)")
+        else:
+            res.status = "answered"
+            res.summary = f"{rel}: {words} words beyond the template; graded by the instructor"
+        return res
+
     def _grade_lab(self, lab: str, root: Path, found: submission.Found, out: Path) -> LabGrade:
         start = time.monotonic()
         rubric = self.rubric(lab)
         graded = [sp for sp in rubric.stages if self.options.stages is None or sp.id in self.options.stages]
-        lg = LabGrade(lab, max_points_rubric=sum(sp.total for sp in graded), missing=list(found.missing),
-                      notes=list(found.notes))
+        lg = LabGrade(lab, max_points_rubric=sum(sp.total for sp in graded if not sp.extra_credit),
+                      extra_max_rubric=sum(sp.total for sp in graded if sp.extra_credit),
+                      missing=list(found.missing), notes=list(found.notes))
         if self.options.stages is not None:
             lg.notes.append("partial grade: only stages " + ", ".join(sp.id for sp in graded))
         lg.taken = {k: str(v) for k, v in found.files.items()}
+        if not any(c.hidden for c in rubric.cases):
+            lg.notes.append(SELF_GRADE_NO_HIDDEN)
         try:
             self._pipeline(lg, rubric, root, found, out)
         except GpulabError as e:
@@ -234,6 +278,11 @@ class Grader:
             with phase("reference"):
                 self.prepare_reference(lab)
                 lr = self._lab_run(lab, rubric, br.runner, logs, ws_root, contents)
+            if any(sp.performance > 0 for sp in lr.points) and self.options.performance:
+                if lr.reference is None:
+                    lg.notes.append(SELF_GRADE_NO_REFERENCE)
+                elif lr.reference == shipped_reference.shipped_path(self.course.source, lab):
+                    lg.notes.append(SELF_GRADE_SHIPPED)
             # GPU work holds the GPU lock for the whole lab so that no other grading job disturbs
             # the timings; inside it, independent correctness and sanitizer processes run in
             # parallel (they are not timed).
@@ -254,7 +303,7 @@ class Grader:
         where each runs, and what a genuine runner document says (the trusted stage table)."""
         table = self.stage_table(lab, runner)
         points = [sp for sp in rubric.stages if self.options.stages is None or sp.id in self.options.stages]
-        grades = {sp.id: StageGrade(sp.id, table.get(sp.id, {}).get("title", "")) for sp in points}
+        grades = {sp.id: StageGrade(sp.id, table.get(sp.id, {}).get("title", ""), sp.extra_credit) for sp in points}
         on_gpu = {sp.id: table.get(sp.id, {}).get("where", "gpu") == "gpu" for sp in points}
         unknown = [sp for sp in points if table and sp.id not in table]
         for sp in unknown:

@@ -67,7 +67,8 @@ def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
 
 def cmd_package(course: Course, lab: str, out: Path) -> int:
     if not course.rubric_path(lab).is_file():
-        raise GpulabError(f"gpulab package: labs/{lab}/rubric.toml not found")
+        known = ", ".join(l for l in course.labs() if course.rubric_path(l).is_file()) or "none"
+        raise GpulabError(f"gpulab package: no graded lab '{lab}' (labs/{lab}/rubric.toml not found); labs: {known}")
     if not (course.source / "solutions" / lab).is_dir():
         raise GpulabError(f"gpulab package: solutions/{lab}/ is missing: the autograder times the student "
                           "against the reference, package from the instructor's course")

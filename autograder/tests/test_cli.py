@@ -48,6 +48,18 @@ class CliTest(TempDir, unittest.TestCase):
         self.assertEqual(len(err.strip().splitlines()), 1)
         self.assertIn("solutions/scan/", err)
 
+    def test_handout_runs_the_shipped_reference(self):
+        # The handout has no solutions/ but ships reference/gpulab-<lab>-reference (issue 12, item 4).
+        from tests.helpers import REFERENCE, STAGES, write_runner
+        course = make_course(self.tmp / "h", reference=False)
+        write_runner(course.source / "reference" / "gpulab-scan-reference",
+                     {"lab": "scan", "title": "Scan", "stages": STAGES, "implementation": "reference",
+                      "behaviour": REFERENCE})
+        with env(GPULAB_BUILD_DIR=str(course.build), GPULAB_SOURCE_DIR=str(course.source)):
+            code, out, err = self.main("run", "all", "--impl", "reference", "--format", "json", "--n", "1024")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(json.loads(out)["labs"][0]["implementation"], "reference")
+
     def test_unknown_lab_and_bad_size(self):
         code, _, err = self.main("run", "nope")
         self.assertEqual(code, 2)

@@ -245,7 +245,72 @@ class GradingTest(TempDir, unittest.TestCase):
         sub = self.grade(GOOD)
         c = self.stage(sub, "naive").checks["performance"]
         self.assertEqual(c.status, "not-run")
-        self.assertIn("solutions/", c.summary)
+        self.assertIn("no reference runner", c.summary)
+
+    def test_handout_grades_performance_against_the_shipped_reference(self):
+        # issue 12, item 4: the handout carries reference/gpulab-<lab>-reference (no source).
+        from gpulab import shipped_reference
+        from tests.helpers import STAGES, write_runner
+        self.course = make_course(self.tmp / "handout", reference=False, hidden=False)
+        write_runner(shipped_reference.shipped_path(self.course.source, "scan"),
+                     {"lab": "scan", "title": "Scan", "stages": STAGES, "implementation": "reference",
+                      "behaviour": REFERENCE})
+        sub = self.grade(GOOD)
+        c = self.stage(sub, "naive").checks["performance"]
+        self.assertEqual((c.status, c.points), ("pass", 3))
+        self.assertIn("1.00x", report.console(sub))
+        text = report.console(sub)
+        self.assertIn("compiled reference shipped with the handout", text)
+        self.assertIn("the instructor's grade also runs hidden cases", text)
+        self.assertNotIn("performance points were not scored", text)
+
+    def test_self_grade_says_what_it_cannot_check(self):
+        # The handout has no hidden cases and no solutions/: every report must say so (issue 10, item 6).
+        self.course = make_course(self.tmp / "handout", reference=False, hidden=False)
+        sub = self.grade(GOOD)
+        out = self.tmp / "out"
+        report.write_all(sub, out)
+        for text in (report.console(sub), json.loads((out / "results.json").read_text())["output"],
+                     (out / "report.md").read_text()):
+            self.assertIn("the instructor's grade also runs hidden cases", text)
+            self.assertIn("performance points were not scored", text)
+        self.course = make_course(self.tmp / "course")
+        text = report.console(self.grade(GOOD))
+        self.assertNotIn("self-grade", text)
+
+    def test_extra_credit_and_manual_items_are_reported_apart(self):
+        rubric = self.course.rubric_path("scan")
+        rubric.write_text(rubric.read_text().replace('id = "shared"', 'id = "shared"\nextra_credit = true')
+                          + '\n[[manual]]\nid = "write-up"\nfile = "answers.md"\npoints = 8\n')
+        (rubric.parent / "answers.md").write_text("# Questions\n1. Why?\n")
+        sub_dir = submission_dir(self.tmp, REFERENCE)
+        (sub_dir / "labs/scan/answers.md").write_text("# Questions\n1. Why?\n" + "Because I measured it. " * 6)
+        sub = fake_grader(self.course, self.tmp).grade(sub_dir, self.tmp / "out")
+        lab = sub.labs[0]
+        self.assertEqual((lab.core_points, lab.max_points), (15, 15))     # naive is the core
+        self.assertEqual((lab.extra_points, lab.extra_max), (19, 19))     # shared is extra credit
+        self.assertEqual(sub.points, 34)
+        self.assertEqual([(m.file, m.status, m.max_points) for m in lab.manual], [("answers.md", "answered", 8)])
+        self.assertNotIn("labs/scan/answers.md", sub.ignored)
+        text = report.console(sub)
+        self.assertIn("15 / 15 core + 19 / 19 extra credit", text)
+        self.assertIn("answers.md (8 points, graded by the instructor: answered)", text)
+        self.assertIn("shared (extra)", text)
+        rj = report.results_json(sub)
+        manual = [t for t in rj["tests"] if "manual" in t["tags"]]
+        self.assertEqual([(t["score"], t["max_score"]) for t in manual], [(0, 0)])
+        self.assertTrue(any("extra-credit" in t["tags"] for t in rj["tests"]))
+        self.assertIn("extra credit 19 / 19", report.markdown(sub))
+        # The template handed back untouched is not an answer.
+        (sub_dir / "labs/scan/answers.md").write_text("# Questions\n1. Why?\n")
+        sub = fake_grader(self.course, self.tmp).grade(sub_dir, self.tmp / "out2")
+        self.assertEqual(sub.labs[0].manual[0].status, "template")
+
+    def test_table_cells_are_labelled(self):
+        sub = self.grade(GOOD)
+        text = report.console(sub)
+        self.assertRegex(text, r"\d+/\d+ cases, \d+/\d+ pts")    # was "13/13 3/3" (issue 10, item 10)
+        self.assertIn("x ref, ", text)
 
     def test_ignored_files_listed(self):
         sub_dir = submission_dir(self.tmp, GOOD)

@@ -10,7 +10,6 @@ Exit: 0 all as expected, 1 a mismatch, 77 nothing could run (no build / no GPU f
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -20,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpulab import report, tools  # noqa: E402
+from gpulab import leaks, report, tools  # noqa: E402
 from gpulab.grading import Grader, Options  # noqa: E402
 from gpulab.paths import Course  # noqa: E402
 from gpulab.rubric import load_rubric  # noqa: E402
@@ -75,27 +74,18 @@ def _check_of(lab_grade, key: str):
 
 
 LEAK_MARKER = "GPULAB-LEAK"
-MIN_LEAK_LINE = 16   # shorter lines ("[[case]]", "seed = 2") could appear in any report
 
 
 def leaked_lines(course: Course, rels: list[str], graded: Path) -> list[str]:
     """Lines of the instructor files `rels` (and the classes' marker) found in anything the grader
-    wrote for this submission (report.md, results.json, grade.json, logs)."""
+    wrote for this submission (report.md, results.json, grade.json, logs): gpulab.leaks' rule."""
     wanted = {LEAK_MARKER}
     for rel in rels:
         path = course.source / rel
         if not path.is_file():
             raise SpecError(f"no_leak: {rel} is not in the course")
-        wanted |= {ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if len(ln.strip()) >= MIN_LEAK_LINE}
-    found = []
-    for f in sorted(graded.rglob("*")):
-        if not f.is_file():
-            continue
-        text = f.read_bytes().decode("utf-8", errors="replace")
-        for w in sorted(wanted):
-            if w in text or json.dumps(w)[1:-1] in text:
-                found.append(f"{f.relative_to(graded)}: {w[:60]!r}")
-    return found
+        wanted |= leaks.telling_lines(leaks.read_text(path))
+    return leaks.find(wanted, graded)
 
 
 ESCAPE_MARKER = "gpulab-escaped"   # the name prefix of every file the writes-everywhere classes try to leave

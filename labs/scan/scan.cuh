@@ -1,5 +1,5 @@
-// The scan lab's interface: what your files (labs/scan/scan_basic.cu, scan_tiled.cu, compact.cu)
-// implement and the harness (lab.cu) calls. Do not edit.
+// The scan lab's interface: what your files (labs/scan/scan_basic.cu, scan_tiled.cu, colored.cu,
+// compact.cu) implement and the harness (lab.cu) calls. Do not edit.
 //
 // Exclusive scan of int32 with +:  out[0] = 0,  out[i] = in[0] + ... + in[i-1].
 // Sums wrap modulo 2^32 the way the GPU's integer adder does (on the CPU add in unsigned: signed

@@ -23,8 +23,9 @@ def run(lr: LabRun) -> None:
     def no_reference(sp: StagePoints) -> Check | None:
         if lr.reference is not None:
             return None
-        return Check("performance", NOT_RUN, 0, sp.performance, "no reference implementation (solutions/ absent)",
-                     fix="grade with the instructor's course, which has solutions/")
+        return Check("performance", NOT_RUN, 0, sp.performance,
+                     "no reference runner (no solutions/, no shipped reference/)",
+                     fix="grade in the handout, which ships reference/, or in the instructor's course")
 
     eligible = lr.eligible("performance", "performance", need_all=True, extra=no_reference)
     if not eligible:
