@@ -21,7 +21,7 @@ def markdown_files(paths: list[str]) -> list[Path]:
     files: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            files.extend(sorted(q for q in p.rglob("*.md") if "build" not in q.parts))
+            files.extend(sorted(q for q in p.rglob("*.md") if not {"build", "node_modules"} & set(q.parts)))
         elif p.exists():
             files.append(p)
         else:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine (no network): configure with the headers carried in .deps/, build with every
-# core, run every test (GPU tests must run, not skip), then the main job. Logs go to $OUT (or
+# core, run the fast GPU tests (the gpu preset: they must run, not skip), then the main job. Logs go to $OUT (or
 # build/gpu/logs). Usage: scripts/gpu-check.sh [extra ctest args...]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

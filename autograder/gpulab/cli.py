@@ -79,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     sp.add_argument("--param", action="append", metavar="KEY=VALUE",
                     help="stage knob passed to the runner, e.g. colors=16 (repeatable)")
 
+    from gpulab import measure  # noqa: PLC0415
+    measure.add_parser(sub)
+
     from gpulab import grade_cli  # noqa: PLC0415 (the grading options live with the grader)
     grade_cli.add_parsers(sub)
     return p
@@ -152,6 +155,9 @@ def _dispatch(args: argparse.Namespace, extra: list[str]) -> int:
     if args.command == "conflicts":
         from gpulab import ncu  # noqa: PLC0415
         return ncu.cmd_conflicts(course, args)
+    if args.command == "measure":
+        from gpulab import measure  # noqa: PLC0415
+        return measure.cmd_measure(course, args)
     from gpulab import grade_cli  # noqa: PLC0415
     return grade_cli.dispatch(course, args)
 

@@ -1,28 +1,91 @@
-"""One GPU job at a time: an advisory file lock shared by every gpulab process on the machine.
+"""One GPU job at a time per device: an advisory file lock per GPU, shared by every gpulab process
+on the machine; and the list of the machine's GPUs for `grade --batch --gpus`.
 
 Timings are only comparable when nothing else runs on the GPU, so every grading step that uses
-the GPU (cases, sanitizers, ncu, timing) holds this lock; builds do not need it and run in parallel.
+the GPU (cases, sanitizers, ncu, timing) holds its device's lock; builds do not need it and run
+in parallel. A process uses the first device of CUDA_VISIBLE_DEVICES (device 0 when unset, as
+CUDA does), so a plain grade and a `--gpus 0` worker share device 0's lock, and workers on other
+devices never wait for each other. Under Slurm with device cgroups every job sees its GPU as 0:
+jobs on one node then share one lock, which only serialises them (never mixes two timings).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from gpulab import locks
+from gpulab import locks, proc
+from gpulab.errors import GpulabError
 
 
-def lock_path() -> Path:
-    """GPULAB_GPU_LOCK, or one lock per machine in the temporary directory."""
+def current_device() -> str:
+    """The device this process's CUDA calls use: the first of CUDA_VISIBLE_DEVICES, else 0."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    return visible or "0"
+
+
+def lock_path(device: str | None = None) -> Path:
+    """<GPULAB_GPU_LOCK or $TMPDIR/gpulab-gpu.lock>.<device>: one lock file per device."""
     env = os.environ.get("GPULAB_GPU_LOCK")
-    return Path(env) if env else Path(tempfile.gettempdir()) / "gpulab-gpu.lock"
+    base = Path(env) if env else Path(tempfile.gettempdir()) / "gpulab-gpu.lock"
+    dev = re.sub(r"[^A-Za-z0-9_-]", "_", device if device is not None else current_device())
+    return base.with_name(f"{base.name}.{dev}")
 
 
 @contextlib.contextmanager
-def gpu_lock() -> Iterator[None]:
-    """Blocks until this process holds the GPU; released on exit, even on a crash (the OS drops it)."""
-    with locks.held(lock_path()):
+def gpu_lock(device: str | None = None) -> Iterator[None]:
+    """Blocks until this process holds its GPU; released on exit, even on a crash (the OS drops it)."""
+    with locks.held(lock_path(device)):
         yield
+
+
+@dataclass(frozen=True)
+class Device:
+    index: str      # what CUDA_VISIBLE_DEVICES takes
+    name: str       # the model, e.g. "NVIDIA H100 80GB HBM3"
+    uuid: str
+
+    def label(self) -> str:
+        """What the gradebook records for a row graded on this device."""
+        return f"{self.name} (GPU {self.index}, {self.uuid})" if self.uuid else f"{self.name} (GPU {self.index})"
+
+
+def list_devices() -> list[Device]:
+    """Every GPU nvidia-smi lists (it ignores CUDA_VISIBLE_DEVICES: these are physical indices)."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return []
+    res = proc.run([smi, "--query-gpu=index,name,uuid", "--format=csv,noheader"], timeout=60)
+    if not res.ok:
+        return []
+    out = []
+    for line in res.stdout.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) >= 3 and parts[0].isdigit():
+            out.append(Device(parts[0], parts[1], parts[2]))
+    return out
+
+
+def select_devices(spec: str) -> list[Device]:
+    """--gpus all | 0,2,...: the devices to grade on, each once, or a clear error."""
+    found = list_devices()
+    if not found:
+        raise GpulabError("gpulab grade --gpus: nvidia-smi lists no GPU on this machine; "
+                          "grade without --gpus (GPU parts reported as not run) or on a GPU machine")
+    if spec.strip() == "all":
+        return found
+    by_index = {d.index: d for d in found}
+    wanted = [s.strip() for s in spec.split(",") if s.strip()]
+    bad = [w for w in wanted if w not in by_index]
+    if bad or not wanted:
+        raise GpulabError(f"gpulab grade --gpus {spec}: no GPU {', '.join(bad) or '(none given)'}; "
+                          f"this machine has {', '.join(by_index)} (or say --gpus all)")
+    if len(set(wanted)) != len(wanted):
+        raise GpulabError(f"gpulab grade --gpus {spec}: a GPU is listed twice")
+    return [by_index[w] for w in wanted]

@@ -44,6 +44,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--no-sandbox", action="store_true", help="run student code without limits/isolation")
     g.add_argument("--format", choices=["table", "json"], default="table", help="console output")
     g.add_argument("--quiet", action="store_true", help="no progress lines")
+    from gpulab import batch  # noqa: PLC0415 (the batch's scale-out options live with it)
+    batch.add_arguments(g)
+
+    gb = sub.add_parser("gradebook", help="rebuild OUT/gradebook.csv from a batch's grades and show it",
+                        allow_abbrev=False)
+    gb.add_argument("out", metavar="OUT", help="the --out folder of gpulab grade --batch")
+    gb.add_argument("--quiet", action="store_true", help="only write the CSV")
 
     p = sub.add_parser("package", help="write Gradescope's autograder.zip for one lab", allow_abbrev=False)
     p.add_argument("--lab", required=True)
@@ -54,17 +61,23 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     h.add_argument("--out", required=True, metavar="DIR", help="an empty or new folder")
     h.add_argument("--check", action="store_true",
                    help="then configure, build and test the export, and grade it untouched (expect 0)")
+    h.add_argument("--reference-archs", default="common", metavar="LIST|common|none",
+                   help="CUDA architectures of the compiled reference runners shipped in reference/ "
+                        "(common: sm_70-sm_90 as nvcc supports them; none: ship none)")
 
 
 def dispatch(course: Course, args: argparse.Namespace) -> int:
     if args.command == "grade":
         return cmd_grade(course, args)
+    if args.command == "gradebook":
+        from gpulab import batch  # noqa: PLC0415
+        return batch.cmd_gradebook(Path(args.out), args.quiet)
     if args.command == "package":
         from gpulab import package  # noqa: PLC0415
         return package.cmd_package(course, args.lab, Path(args.out))
     if args.command == "handout":
         from gpulab import handout_check  # noqa: PLC0415
-        return handout_check.cmd_handout(course, Path(args.out), args.check)
+        return handout_check.cmd_handout(course, Path(args.out), args.check, args.reference_archs)
     raise GpulabError(f"gpulab: unknown command {args.command}")
 
 
@@ -100,14 +113,19 @@ def write_not_graded(out: Path, name: str, error: GpulabError, grader_fault: boo
     from gpulab.batch import error_grade  # noqa: PLC0415
     message = str(error).removeprefix("gpulab grade: ")
     report.write_failure(out, name, message, grader_fault=grader_fault)
-    report.write_atomic(out / "grade.json", json.dumps(error_grade(name, message), indent=2) + "\n")
+    report.write_atomic(out / "grade.json", json.dumps(error_grade(name, message, error.exit_code), indent=2) + "\n")
 
 
 def cmd_grade(course: Course, args: argparse.Namespace) -> int:
     if bool(args.submission) == bool(args.batch):
         raise GpulabError("gpulab grade: give one SUBMISSION or --batch DIR (see gpulab grade --help)")
     if args.batch:
-        return _grade_batch(course, args)
+        _check_labs(course, args)
+        from gpulab import batch  # noqa: PLC0415
+        return batch.cmd_batch(course, args, lambda: _make_grader(course, args))
+    batch_only = [f for f in ("gpus", "slurm", "slurm_dry_run", "plan", "worker") if getattr(args, f)]
+    if batch_only:
+        raise GpulabError(f"gpulab grade: --{batch_only[0].replace('_', '-')} needs --batch DIR")
     from gpulab.submission import submission_name  # noqa: PLC0415
     sub_path = Path(args.submission)
     name = submission_name(sub_path)
@@ -139,21 +157,6 @@ def _check_labs(course: Course, args: argparse.Namespace) -> None:
         if not course.rubric_path(lab).is_file():
             known = ", ".join(l for l in course.labs() if course.rubric_path(l).is_file()) or "none"
             raise GpulabError(f"gpulab grade: no rubric for lab {lab!r} (labs with a rubric: {known})")
-
-
-def _grade_batch(course: Course, args: argparse.Namespace) -> int:
-    _check_labs(course, args)
-    grader = _make_grader(course, args)
-    from gpulab import batch  # noqa: PLC0415
-    if not args.out:
-        raise GpulabError("gpulab grade --batch: give --out DIR for the gradebook and reports")
-    labs = args.lab or grader.graded_labs()
-    Path(args.out).mkdir(parents=True, exist_ok=True)
-    grader.hide([Path(args.batch), Path(args.out)])   # the other students' work and grades
-    errors = batch.run_batch(Path(args.batch), Path(args.out), lambda s, o: grader.grade(s, o, args.lab),
-                             labs, jobs=args.jobs, force=args.force,
-                             log=(lambda m: None) if args.quiet else (lambda m: print(m, file=sys.stderr)))
-    return 1 if errors else (EXIT_NO_GPU if not grader.gpu else EXIT_OK)
 
 
 __all__ = ["add_parsers", "dispatch", "EXIT_INTERNAL"]

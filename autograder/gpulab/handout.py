@@ -1,8 +1,16 @@
 """The student handout: what students receive, exported from the instructor's course.
 
+Taken: the files git tracks (`git ls-files`), so nothing untracked (a self-grade folder, an
+editor's scratch file) ever reaches students. Outside a git checkout (the Gradescope bundle, which
+has no .git, builds its grading workspace from this export too) every file is taken except the
+excluded folders below; `gpulab handout` itself refuses to run there (handout_check.py).
+
 Left out: solutions/, the hidden tests (autograder/hidden/), the instructors' benches (autograder/bench/), the bad-submission suite
-(autograder/testdata/, it contains near-solutions), build trees, VCS and tool folders. In every
-other text file a block from a `BEGIN SOLUTION` marker line to an `END SOLUTION` marker line
+(autograder/testdata/, it contains near-solutions), the grader's own tests (autograder/tests/: their
+fixtures are tool output captured from the reference and quote its source), the measurement logs
+under labs/*/results/ (compute-sanitizer and ncu logs quote the reference's lines), build trees,
+VCS and tool folders. The course README (instructor commands) is replaced by the student README
+autograder/handout/README.md. In every other text file a block from a `BEGIN SOLUTION` marker line to an `END SOLUTION` marker line
 (comment lines starting with // or #) is replaced by a stub: the text after `stub:` on the BEGIN
 line, or a TODO comment. Unterminated, unopened or nested markers are errors, so that a typo never
 leaks a solution. The grader builds submissions inside this same export.
@@ -19,9 +27,13 @@ from gpulab import proc
 from gpulab.errors import GpulabError
 
 EXCLUDED_DIRS = {".git", "build", ".deps", ".device-out", "solutions", "submissions", "__pycache__",
-                 ".cache", ".vscode", ".idea", "node_modules"}
+                 ".cache", ".vscode", ".idea", "node_modules", "gpulab-grade"}
 EXCLUDED_PATHS = {PurePosixPath("autograder/hidden"), PurePosixPath("autograder/testdata"),
-                  PurePosixPath("autograder/bench")}
+                  PurePosixPath("autograder/bench"), PurePosixPath("autograder/tests"),
+                  PurePosixPath("autograder/handout"), PurePosixPath("README.md")}
+EXCLUDED_GLOBS = ("labs/*/results/*.log",)
+# Files exported under another name: the student README replaces the course's.
+RENAMED = {PurePosixPath("autograder/handout/README.md"): PurePosixPath("README.md")}
 TEXT_SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h", ".cc", ".c", ".py", ".cmake", ".txt", ".toml", ".md",
                  ".sh", ".in", ".json", ".yml", ".yaml", ""}
 BEGIN = re.compile(r"^(?P<indent>\s*)(?P<c>//|#)\s*BEGIN SOLUTION\b(?P<rest>.*)$")
@@ -29,23 +41,37 @@ END = re.compile(r"^\s*(//|#)\s*END SOLUTION\b")
 
 
 def _excluded(rel: PurePosixPath) -> bool:
+    if rel in RENAMED:
+        return False
     if any(part in EXCLUDED_DIRS for part in rel.parts[:-1]) or rel.name in {".DS_Store"}:
+        return True
+    if any(rel.match(g) and len(rel.parts) == len(PurePosixPath(g).parts) for g in EXCLUDED_GLOBS):
         return True
     return any(rel == ex or ex in rel.parents for ex in EXCLUDED_PATHS)
 
 
+def destination(rel: PurePosixPath) -> PurePosixPath:
+    """Where a course file lands in the handout."""
+    return RENAMED.get(rel, rel)
+
+
+def is_git_checkout(src: Path) -> bool:
+    return (src / ".git").exists()
+
+
 def _git_files(src: Path) -> list[PurePosixPath] | None:
-    """Tracked and untracked-but-not-ignored files when src is a git checkout (respects .gitignore)."""
-    if not (src / ".git").exists():
+    """The files git tracks when src is a git checkout (None otherwise)."""
+    if not is_git_checkout(src):
         return None
-    res = proc.run(["git", "-C", str(src), "ls-files", "-z", "--cached", "--others", "--exclude-standard"], timeout=60)
+    res = proc.run(["git", "-C", str(src), "ls-files", "-z", "--cached"], timeout=60)
     if not res.ok:
         return None
     return [PurePosixPath(p) for p in res.stdout.split("\0") if p and (src / p).is_file()]
 
 
 def exported_files(src: Path) -> list[PurePosixPath]:
-    """The course files the handout contains (relative paths, sorted)."""
+    """The course files the handout contains (relative paths in the course, sorted; see
+    destination() for where each lands)."""
     files = _git_files(src)
     if files is None:
         files = []
@@ -127,7 +153,7 @@ def export(src: Path, dest: Path) -> dict[str, int]:
             if "SOLUTION" in text:
                 strip_solutions(text, str(rel))
     for rel in files:
-        n = export_file(src / rel, dest / rel)
+        n = export_file(src / rel, dest / destination(rel))
         if n:
             stripped[str(rel)] = n
     return stripped

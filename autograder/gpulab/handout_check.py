@@ -1,30 +1,93 @@
 """`gpulab handout --out DIR [--check]`: export the student handout and prove it is usable.
 
-The check configures and builds the export like the calling build, runs its tests (GPU tests
-skip without a GPU), and grades the untouched export: every lab must score 0.
+Every export is searched for the reference: no telling line of solutions/ may appear in any file
+(gpulab.leaks' rule, less the lines the export's own starter and harness code legitimately share
+with it). The check then configures and builds the export like the calling build, in a folder
+outside the export, runs its tests (GPU tests skip without a GPU), and grades the untouched
+export: every lab must score 0.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+import shutil
+import tempfile
+from pathlib import Path, PurePosixPath
 
-from gpulab import handout, proc
+from gpulab import handout, leaks, proc, shipped_reference
 from gpulab.errors import EXIT_FAILED, GpulabError
 from gpulab.paths import Course
 from gpulab.workspace import configure_args, read_cmake_cache, trim_compiler_output
 
 
-def cmd_handout(course: Course, out: Path, check: bool) -> int:
+CODE_SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h", ".cc"}
+
+
+def solution_leaks(course_src: Path, out: Path, student_files: dict[str, list[str]]) -> list[str]:
+    """'<file>: <line>' for each telling line of solutions/ found in the export `out`. Not leaks:
+    boilerplate (includes, namespace braces) and lines that the export's own C++ outside the
+    student files also has (the harness, the interface headers, common/: ceil_div, a bounds
+    loop): those are given to every student anyway. The student files themselves are searched
+    like everything else, so a solution pasted into a starter without markers is found."""
+    wanted: set[str] = set()
+    for p in sorted((course_src / "solutions").rglob("*")):
+        if p.is_file():
+            wanted |= {ln for ln in leaks.telling_lines(leaks.read_text(p)) if not leaks.is_boilerplate(ln)}
+    students = {PurePosixPath("labs", lab, f) for lab, files in student_files.items() for f in files}
+    shared = []
+    for p in sorted(out.rglob("*")):
+        rel = PurePosixPath(p.relative_to(out).as_posix())
+        if p.suffix in CODE_SUFFIXES and p.is_file() and not p.is_symlink() and rel not in students:
+            shared.append(leaks.read_text(p))
+    harness = "\n".join(shared)
+    return leaks.find({w for w in wanted if w not in harness}, out)
+
+
+def _student_files(course: Course) -> dict[str, list[str]]:
+    from gpulab.rubric import load_rubric  # noqa: PLC0415
+    return {lab: list(load_rubric(course.rubric_path(lab)).student_files)
+            for lab in course.labs() if course.rubric_path(lab).is_file()}
+
+
+def ship_reference_runners(course: Course, out: Path, archs: str) -> None:
+    """Builds (without line info, for `archs`) and ships each lab's compiled reference runner."""
+    if archs == "none":
+        print("gpulab handout: no reference runner shipped (--reference-archs none): self-grades will not "
+              "score performance")
+        return
+    labs = [lab for lab in _student_files(course) if (course.source / "solutions" / lab).is_dir()]
+    if not labs:
+        return
+    build = course.require_build()
+    if archs == "common":
+        archs = shipped_reference.default_archs(read_cmake_cache(build))
+    print(f"gpulab handout: building the reference runners to ship ({', '.join(labs)}; CUDA architectures {archs}) ...",
+          flush=True)
+    runners = shipped_reference.build(course.source, build, labs, archs)
+    for p in shipped_reference.ship(runners, out, archs):
+        print(f"  {p.relative_to(out)} ({p.stat().st_size // 1024} KiB, stripped)")
+
+
+def cmd_handout(course: Course, out: Path, check: bool, reference_archs: str = "common") -> int:
+    if not handout.is_git_checkout(course.source):
+        raise GpulabError(f"gpulab handout: {course.source} is not a git checkout; the handout takes the files git "
+                          "tracks only (nothing untracked may reach students): export from a clone of the course")
     stripped = handout.export(course.source, out)
     n = len(handout.exported_files(course.source))
     print(f"gpulab handout: wrote {out} ({n} files; solution blocks stubbed in {len(stripped)} file(s))")
     for f, k in sorted(stripped.items()):
         print(f"  {f}: {k} block(s)")
+    ship_reference_runners(course, out, reference_archs)
     leaked = [p for p in ("solutions", "autograder/hidden", "autograder/testdata") if (out / p).exists()]
     if leaked:
         raise GpulabError(f"gpulab handout: {', '.join(leaked)} present in the export (bug)", EXIT_FAILED)
+    found = solution_leaks(course.source, out, _student_files(course))
+    if found:
+        print("\n".join(f"  {f}" for f in found[:40]) + (f"\n  ... {len(found) - 40} more" if len(found) > 40 else ""))
+        raise GpulabError(f"gpulab handout: {len(found)} line(s) of solutions/ in the export (listed above): leave "
+                          "the file out of the handout (handout.py) or reword it", EXIT_FAILED)
+    print("gpulab handout: no line of solutions/ in the export")
     if not check:
         return 0
     return check_handout(course, out)
@@ -56,7 +119,9 @@ def check_handout(course: Course, out: Path) -> int:
         print("gpulab handout --check: already inside a handout check: not nested")
         return 0
     os.environ["GPULAB_IN_HANDOUT_CHECK"] = "1"
-    build = out / "build" / "check"
+    # Outside the export: what was checked is exactly what students receive.
+    scratch = check_scratch(course)
+    build = scratch / "build"
     cache = read_cmake_cache(course.build) if course.build else {}
     steps = [
         ("configure", ["cmake", "-S", str(out), "-B", str(build)] + configure_args(cache), 900),
@@ -82,9 +147,9 @@ def check_handout(course: Course, out: Path) -> int:
         print("  ran; failing on the untouched starter, as expected: " + ", ".join(expected))
     print("gpulab handout --check: grading the untouched handout (expect 0) ...", flush=True)
     from gpulab.grading import Grader, Options  # noqa: PLC0415
-    grader = Grader(course, (course.build or out) / "grading", Options(performance=False, conflicts=False,
+    grader = Grader(course, (course.build or scratch) / "grading", Options(performance=False, conflicts=False,
                                                                          sanitizers=False))
-    sub = grader.grade(out, out / "build" / "grade-untouched")
+    sub = grader.grade(out, scratch / "grade-untouched")
     bad = [l for l in sub.labs if l.points > 0]
     for l in sub.labs:
         print(f"  {l.lab}: {l.points:g} / {l.max_points:g} ({l.status})")
@@ -92,4 +157,12 @@ def check_handout(course: Course, out: Path) -> int:
         print("gpulab handout --check: FAILED: the untouched handout earns points in " + ", ".join(l.lab for l in bad))
         return EXIT_FAILED
     print("gpulab handout --check: ok")
+    shutil.rmtree(scratch, ignore_errors=True)
     return 0
+
+
+def check_scratch(course: Course) -> Path:
+    """A fresh folder for the check's build and grade, in the calling build tree (or the system's
+    temporary folder): never inside the export. Kept after a failure, for a look."""
+    parent = course.build if course.build and course.build.is_dir() else None
+    return Path(tempfile.mkdtemp(prefix="handout-check-", dir=parent))

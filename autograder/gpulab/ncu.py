@@ -269,13 +269,20 @@ def diagnose_failure(output: str) -> tuple[str, str] | None:
         return "no GPU", "run the grader on a machine with an NVIDIA GPU"
     if "Failed to find or load" in output or "Failed to load" in output and "library" in output:
         return "ncu could not load its libraries", "reinstall Nsight Compute / the CUDA Toolkit"
+    jail = re.search(r"^bwrap: .*$", output, re.MULTILINE)
+    if jail:
+        # The jail could not be built: nothing ran (fail closed), and that is the grader's problem.
+        return (f"the sandbox for the profiled run could not be set up ({jail.group(0)[:160]})",
+                "see the grader's notes on the sandbox (bubblewrap, libseccomp2, running as root)")
     return None
 
 
 def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: str,
-             wrapper: list[str] | None = None, cwd: Path | None = None) -> proc.Result:
-    """ncu with args (after `wrapper`, e.g. the sandbox's mount namespace), its output logged."""
-    res = proc.run((wrapper or []) + [str(ncu)] + args, timeout=timeout, cwd=cwd)
+             wrapper: list[str] | None = None, cwd: Path | None = None,
+             env: dict[str, str] | None = None) -> proc.Result:
+    """ncu with args (after `wrapper`, the sandbox's jail), its output logged. A profiling run
+    (student code) gets the sandbox's clean `env`; reading a report back needs no wrapper."""
+    res = proc.run((wrapper or []) + [str(ncu)] + args, timeout=timeout, cwd=cwd, env=env)
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)
         shown = res.cmd[len(wrapper or []):]
@@ -316,6 +323,19 @@ def parse_kernel_time_ms(output: str) -> float | None:
     return total if found else None
 
 
+def parse_kernel_names(output: str) -> list[str]:
+    """The "Kernel Name" of every profiled kernel in ncu's `--csv` output, in launch order (one
+    name per kernel ID), demangled as ncu prints them."""
+    rows = [line for line in output.splitlines() if line.startswith('"')]
+    names, seen = [], set()
+    for row in csv.DictReader(io.StringIO("\n".join(rows))):
+        name, kid = row.get("Kernel Name"), row.get("ID")
+        if name and (kid, name) not in seen:
+            seen.add((kid, name))
+            names.append(name)
+    return names
+
+
 def _stage_nvtx_filter(stage: str) -> list[str]:
     """Only the kernels inside the push/pop range "gpulab:<stage>" that the runner opens around
     the stage's run() (common/src/runner.cpp): not input generation, not output poisoning."""
@@ -327,42 +347,58 @@ def _stage_run(runner: Path, stage: str, size_arg: str) -> list[str]:
     return [str(runner), "run", "--stage", stage, "--n", size_arg, "--no-time", "--format", "json"]
 
 
+@dataclass
+class KernelProfile:
+    """One profiled run of a stage: its kernels' GPU time (None: not measured, `why` says why;
+    0.0: no kernel inside the stage's NVTX range) and the kernels' names."""
+
+    ms: float | None
+    why: str = ""
+    kernels: list[str] = field(default_factory=list)
+
+
 def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
-                        wrapper: list[str] | None = None, scratch: Path | None = None) -> tuple[float | None, str]:
-    """(ms, "") — the GPU time of the stage's kernels as Nsight Compute measures it — or (None, why);
-    (0.0, why) when ncu ran fine and saw no kernel inside the stage's NVTX range.
+                        wrapper: list[str] | None = None, scratch: Path | None = None,
+                        env: dict[str, str] | None = None) -> KernelProfile:
+    """The GPU time of the stage's kernels as Nsight Compute measures it, and their names.
 
     This number does not come from the student's process: ncu reads it from the hardware. It is
     kernel time only (no launch gaps) at the card's own clocks (--clock-control none), so a
     stage's honest median is never far below it; a reported time far below it was not measured.
+    The names say whose kernels ran (the student's, or a library's: rubric `library`).
     """
     ncu = tools.find_tool("ncu")
     if ncu is None:
-        return None, "ncu (Nsight Compute) not found"
+        return KernelProfile(None, "ncu (Nsight Compute) not found")
     work.mkdir(parents=True, exist_ok=True)
     args = (["--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--csv"] + _stage_nvtx_filter(stage)
             + _stage_run(runner, stage, size_arg))
-    res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time", wrapper, scratch)
+    res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time", wrapper, scratch, env)
     if res.timed_out:
-        return None, f"ncu timed out after {timeout:.0f} s"
+        return KernelProfile(None, f"ncu timed out after {timeout:.0f} s")
     diag = diagnose_failure(res.stdout + res.stderr)
     if diag:
-        return None, diag[0]
+        return KernelProfile(None, diag[0])
     if res.returncode == 0 and "No kernels were profiled" in res.stdout + res.stderr:
-        return 0.0, "no kernel ran inside the stage's NVTX range"
+        return KernelProfile(0.0, "no kernel ran inside the stage's NVTX range")
     ms = parse_kernel_time_ms(res.stdout)
-    return (ms, "") if ms is not None else (None, "ncu printed no kernel time for the stage")
+    kernels = parse_kernel_names(res.stdout)
+    return KernelProfile(ms, "" if ms is not None else "ncu printed no kernel time for the stage", kernels)
 
 
 def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
-                      env_prefix: list[str] | None = None, wrapper: list[str] | None = None,
-                      scratch: Path | None = None, runner_args: list[str] | None = None) -> ConflictReport:
+                      wrapper: list[str] | None = None, scratch: Path | None = None,
+                      runner_args: list[str] | None = None, env: dict[str, str] | None = None,
+                      import_wrapper: list[str] | None = None,
+                      import_env: dict[str, str] | None = None) -> ConflictReport:
     """Profiles `runner run --stage S --n N --no-time` with Source Counters and reads the excess.
 
     Only the stage's own NVTX range "gpulab:<stage>" is profiled (the runner pushes it around the
     stage's run()), so input generation and output poisoning kernels do not count. The profiling
-    run (student code) starts after `wrapper` (the sandbox's hiding mounts) in `scratch`, where
-    ncu writes its report (moved to `work` afterwards): `work` may lie in a hidden folder.
+    run (student code) starts after `wrapper` (the sandbox's jail) with `env` in `scratch`, where
+    ncu writes its report (moved to `work` afterwards): `work` may lie in a hidden folder. The
+    report was written where student code could replace it, so it is read back after
+    `import_wrapper` (the jail, as the sandbox user, `work` read-only), not with the grader's rights.
     """
     ncu = tools.find_tool("ncu")
     if ncu is None:
@@ -371,10 +407,10 @@ def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeo
     rep = (scratch or work) / f"ncu-{stage}"
     log = work / f"ncu-{stage}.log"
     log.unlink(missing_ok=True)
-    target = (env_prefix or []) + _stage_run(runner, stage, size_arg) + (runner_args or [])
+    target = _stage_run(runner, stage, size_arg) + (runner_args or [])
     base = ["--section", "SourceCounters", "--export", str(rep), "--force-overwrite"]
     nvtx = _stage_nvtx_filter(stage)
-    res = _run_ncu(ncu, base + nvtx + target, timeout, log, "profile", wrapper, scratch)
+    res = _run_ncu(ncu, base + nvtx + target, timeout, log, "profile", wrapper, scratch, env)
     notes = []
     out = res.stdout + res.stderr
     if res.timed_out:
@@ -385,7 +421,7 @@ def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeo
         return ConflictReport.not_run(stage, *diag)
     if "No kernels were profiled" in out:
         notes.append("no kernel matched the NVTX range gpulab:%s; profiled every kernel of the run instead" % stage)
-        res = _run_ncu(ncu, base + target, timeout, log, "profile without NVTX filter", wrapper, scratch)
+        res = _run_ncu(ncu, base + target, timeout, log, "profile without NVTX filter", wrapper, scratch, env)
         out = res.stdout + res.stderr
         if "No kernels were profiled" in out:
             return ConflictReport(stage, True, 0, 0, notes=notes + ["the stage launched no kernel"])
@@ -400,14 +436,15 @@ def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeo
     for tag, args in (("raw", ["--page", "raw", "--csv"]),
                       ("source", ["--page", "source", "--csv", "--print-source", "cuda,sass"]),
                       ("details", ["--page", "details", "--csv"])):
-        res = _run_ncu(ncu, ["--import", str(report_file)] + args, timeout, log, f"{tag} page")
+        res = _run_ncu(ncu, ["--import", str(report_file)] + args, timeout, log, f"{tag} page", import_wrapper,
+                       env=import_env)
         pages[tag] = res.stdout
         (work / f"ncu-{stage}-{tag}.csv").write_text(res.stdout, encoding="utf-8")
     rep = build_report(stage, pages["source"], pages["details"], notes, raw_csv=pages["raw"])
     if rep.measured and rep.total_excessive and not rep.lines:
         # No per-line numbers in the CUDA+SASS view: try the CUDA-only view.
         res = _run_ncu(ncu, ["--import", str(report_file), "--page", "source", "--csv", "--print-source", "cuda"],
-                       timeout, log, "source page (cuda)")
+                       timeout, log, "source page (cuda)", import_wrapper, env=import_env)
         (work / f"ncu-{stage}-source-cuda.csv").write_text(res.stdout, encoding="utf-8")
         alt = build_report(stage, res.stdout, pages["details"], notes, raw_csv=pages["raw"])
         if alt.lines:

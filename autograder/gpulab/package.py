@@ -25,8 +25,8 @@ set -euo pipefail
 cd /autograder/source
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends cmake ninja-build g++ python3 catch2 nlohmann-json3-dev \\
-    libcli11-dev util-linux git >/dev/null
+apt-get install -y -qq --no-install-recommends cmake ninja-build g++ python3 python3-rich catch2 nlohmann-json3-dev \\
+    libcli11-dev util-linux git bubblewrap libseccomp2 >/dev/null
 export PATH=/usr/local/cuda/bin:$PATH
 cmake --preset default
 # The reference runner and the pristine grading workspace are built once, here, not per submission.
@@ -67,7 +67,8 @@ def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
 
 def cmd_package(course: Course, lab: str, out: Path) -> int:
     if not course.rubric_path(lab).is_file():
-        raise GpulabError(f"gpulab package: labs/{lab}/rubric.toml not found")
+        known = ", ".join(l for l in course.labs() if course.rubric_path(l).is_file()) or "none"
+        raise GpulabError(f"gpulab package: no graded lab '{lab}' (labs/{lab}/rubric.toml not found); labs: {known}")
     if not (course.source / "solutions" / lab).is_dir():
         raise GpulabError(f"gpulab package: solutions/{lab}/ is missing: the autograder times the student "
                           "against the reference, package from the instructor's course")

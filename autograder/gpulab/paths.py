@@ -101,9 +101,13 @@ class Course:
             known = ", ".join(self.labs()) or "none"
             raise GpulabError(f"gpulab: unknown lab '{lab}' (labs: {known})")
         if impl == "reference" and not (self.source / "solutions" / lab).is_dir():
+            # The handout: the compiled reference shipped in reference/ (shipped_reference.py).
+            shipped = self.source / "reference" / f"gpulab-{lab}-reference"
+            if shipped.is_file() and os.access(shipped, os.X_OK):
+                return shipped
             raise GpulabError(
-                f"gpulab: no reference implementation of '{lab}': solutions/{lab}/ is not in this "
-                "checkout (students receive the course without it); use --impl student")
+                f"gpulab: no reference implementation of '{lab}': neither solutions/{lab}/ nor a shipped "
+                f"reference/gpulab-{lab}-reference is in this checkout; use --impl student")
         raise GpulabError(
             f"gpulab: {path} is not built; run `cmake --build {self.require_build()} "
             f"--target gpulab-{lab}-{impl}`")

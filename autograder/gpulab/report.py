@@ -6,12 +6,16 @@ parameters are not shown. The Markdown report is for the TA and shows everything
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
-from gpulab.runners import format_table
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
 from gpulab.scoring import FAIL, NOT_RUN, PASS, SKIPPED, Check, LabGrade, StageGrade, SubmissionGrade, rounded
 
 CHECK_TITLES = {"correctness": "tests", "sanitizer": "sanitizer", "conflict_free": "conflicts",
@@ -19,21 +23,38 @@ CHECK_TITLES = {"correctness": "tests", "sanitizer": "sanitizer", "conflict_free
 EXCERPT_LINES = 12
 
 
+# rich's SIMPLE_HEAD in ASCII: a dashed rule under the header, nothing else (logs, Gradescope).
+_RULE_UNDER_HEADER = box.Box("    \n    \n -- \n    \n    \n    \n    \n    \n")
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """An aligned plain-text table (rich, no colour, no width limit: the same text on a terminal,
+    in a log and in a test), the one table printer of the Python side."""
+    table = Table(*header, box=_RULE_UNDER_HEADER, show_edge=False, pad_edge=False, header_style="",
+                  highlight=False)
+    for row in rows:
+        table.add_row(*(str(c) for c in row))
+    buf = io.StringIO()
+    Console(file=buf, width=10_000, color_system=None, emoji=False, highlight=False, markup=False,
+            force_terminal=False).print(table, crop=False)
+    return "\n".join(ln.rstrip() for ln in buf.getvalue().splitlines() if ln.strip())
+
+
 def _pts(x: float) -> str:
     return f"{rounded(x):g}"
 
 
 def _cell(check: Check | None) -> str:
-    """One table cell: '5/5 cases 10/10', 'clean 2/2', 'not run', '-'."""
+    """One table cell, labelled: '5/5 cases, 10/10 pts', 'clean, 2/2 pts', 'not run', '-'."""
     if check is None or check.status == SKIPPED:
         return "-"
     if check.status == NOT_RUN:
         return f"not run ({check.summary})" if len(check.summary) < 24 else "not run"
     short = {
-        "correctness": check.summary.replace(" cases pass", ""),
+        "correctness": check.summary.replace(" cases pass", " cases"),
         "sanitizer": "clean" if check.status == PASS else "FINDINGS",
         "conflict_free": "0 excess" if check.status == PASS else "CONFLICTS",
-        "performance": f"{check.data['ratio']:.2f}x" if "ratio" in check.data else "fail",
+        "performance": f"{check.data['ratio']:.2f}x ref" if "ratio" in check.data else "fail",
     }.get(check.name, check.status)
     if check.status == FAIL and check.name == "correctness" and "TODO" in check.summary:
         short = "TODO"
@@ -41,11 +62,17 @@ def _cell(check: Check | None) -> str:
         short = "TODO"
     elif check.status == FAIL and check.summary.startswith("0: "):
         short = "-"   # gated: the stage does not work (yet), the check was not worth running
-    return f"{short} {_pts(check.points)}/{_pts(check.max_points)}"
+    return f"{short}, {_pts(check.points)}/{_pts(check.max_points)} pts"
 
 
 def lab_headline(lab: LabGrade) -> str:
-    head = f"{lab.lab}: {_pts(lab.points)} / {_pts(lab.max_points)}"
+    """'scan: 92 / 100 core + 12 / 36 extra credit; manual: answers.md (8 points, by the instructor)'."""
+    head = f"{lab.lab}: {_pts(lab.core_points)} / {_pts(lab.max_points)}"
+    if lab.extra_max > 0:
+        head += f" core + {_pts(lab.extra_points)} / {_pts(lab.extra_max)} extra credit"
+    if lab.manual:
+        head += "; manual: " + ", ".join(f"{m.file} ({_pts(m.max_points)} points, graded by the instructor: "
+                                         f"{m.status})" for m in lab.manual)
     if lab.status != "graded":
         head += f"  [{lab.status}]"
     missing = lab.not_run()
@@ -60,19 +87,46 @@ def console(sub: SubmissionGrade) -> str:
     for lab in sub.labs:
         out.append("")
         out.append(lab_headline(lab))
+        out += [f"  note: {n}" for n in lab.notes]
         if lab.status != "graded":
             out.append("  " + lab.message.splitlines()[0] if lab.message else "")
             out += ["    " + ln for ln in lab.message.splitlines()[1:15]]
             continue
-        rows = [[s.id] + [_cell(s.checks.get(k)) for k in CHECK_TITLES] + [f"{_pts(s.points)}/{_pts(s.max_points)}"]
-                for s in lab.stages]
+        rows = [[_stage_name(s)] + [_cell(s.checks.get(k)) for k in CHECK_TITLES]
+                + [f"{_pts(s.points)}/{_pts(s.max_points)}"] for s in lab.stages]
         table = format_table(["stage"] + list(CHECK_TITLES.values()) + ["points"], rows)
         out += ["  " + ln for ln in table.splitlines()]
     out.append("")
-    out.append(f"total: {_pts(sub.points)} / {_pts(sub.max_points)}")
+    out.append(f"total: {total_line(sub)}")
     for n in sub.notes:
         out.append(f"note: {n}")
+    for lab in sub.labs:
+        if lab.phases:
+            out.append(f"{lab.lab}: {format_phases(lab.phases)} (total {lab.seconds:.1f} s)")
     return "\n".join(out)
+
+
+def format_phases(phases: dict[str, float]) -> str:
+    """'time: lint 0.0 s, build 12.3 s, ...' (the grading phases in the order they ran)."""
+    return "time: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items())
+
+
+def total_line(sub: SubmissionGrade) -> str:
+    """'104 / 100 (core 92 / 100 + extra credit 12 / 36); 8 manual points graded by the instructor'."""
+    text = f"{_pts(sub.points)} / {_pts(sub.max_points)}"
+    extra_max = sum(l.extra_max for l in sub.labs)
+    if extra_max:
+        core = sum(l.core_points for l in sub.labs)
+        extra = sum(l.extra_points for l in sub.labs)
+        text += f" (core {_pts(core)} / {_pts(sub.max_points)} + extra credit {_pts(extra)} / {_pts(extra_max)})"
+    manual = sum(l.manual_max for l in sub.labs)
+    if manual:
+        text += f"; {_pts(manual)} manual points graded by the instructor"
+    return text
+
+
+def _stage_name(s: StageGrade) -> str:
+    return f"{s.id} (extra)" if s.extra_credit else s.id
 
 
 # ----------------------------------------------------------------------------- Markdown
@@ -90,13 +144,15 @@ def _md_escape(text: str) -> str:
 def markdown(sub: SubmissionGrade) -> str:
     """The full report for one submission (TA-facing: hidden cases included)."""
     md = [f"# gpulab grade: {sub.name}", "",
-          f"- total: **{_pts(sub.points)} / {_pts(sub.max_points)}**",
+          f"- total: **{total_line(sub)}**",
           f"- graded: {sub.started} in {sub.seconds:.0f} s on {sub.device or 'a machine without GPU'}"]
     md += [f"- note: {n}" for n in sub.notes]
     md.append("")
-    md += ["| lab | points | status | not run |", "|---|---|---|---|"]
+    md += ["| lab | core | extra credit | manual (instructor) | status | not run |", "|---|---|---|---|---|---|"]
     for lab in sub.labs:
-        md.append(f"| {lab.lab} | {_pts(lab.points)} / {_pts(lab.max_points)} | {lab.status} | "
+        extra = f"{_pts(lab.extra_points)} / {_pts(lab.extra_max)}" if lab.extra_max else "-"
+        manual = ", ".join(f"{m.file}: {m.status} ({_pts(m.max_points)})" for m in lab.manual) or "-"
+        md.append(f"| {lab.lab} | {_pts(lab.core_points)} / {_pts(lab.max_points)} | {extra} | {manual} | {lab.status} | "
                   f"{_md_escape('; '.join(lab.not_run())) or '-'} |")
     for lab in sub.labs:
         md += ["", *_lab_markdown(lab)]
@@ -107,7 +163,8 @@ def markdown(sub: SubmissionGrade) -> str:
 
 
 def _lab_markdown(lab: LabGrade) -> list[str]:
-    md = [f"## {lab.lab}: {_pts(lab.points)} / {_pts(lab.max_points)}", ""]
+    md = [f"## {lab_headline(lab)}", ""]
+    md += [f"- manual ({_pts(m.max_points)} points, graded by the instructor): {m.summary}" for m in lab.manual]
     if lab.taken:
         md.append("Graded files: " + ", ".join(f"`{k}` (from `{v}`)" for k, v in lab.taken.items()))
         md.append("")
@@ -118,7 +175,7 @@ def _lab_markdown(lab: LabGrade) -> list[str]:
     md += ["| stage | " + " | ".join(CHECK_TITLES.values()) + " | points |",
            "|---" * (len(CHECK_TITLES) + 2) + "|"]
     for s in lab.stages:
-        md.append(f"| {s.id} | " + " | ".join(_md_escape(_cell(s.checks.get(k))) for k in CHECK_TITLES)
+        md.append(f"| {_stage_name(s)} | " + " | ".join(_md_escape(_cell(s.checks.get(k))) for k in CHECK_TITLES)
                   + f" | {_pts(s.points)} / {_pts(s.max_points)} |")
     md.append(f"\nBuilt in {lab.build_seconds:.1f} s; graded in {lab.seconds:.1f} s.")
     for s in lab.stages:
@@ -202,16 +259,25 @@ def results_json(sub: SubmissionGrade) -> dict[str, Any]:
             for name, check in s.checks.items():
                 if check.max_points <= 0 and check.status == SKIPPED:
                     continue
-                tests.append({"name": f"{lab.lab} / {s.id} / {CHECK_TITLES.get(name, name)}",
+                tests.append({"name": f"{lab.lab} / {_stage_name(s)} / {CHECK_TITLES.get(name, name)}",
                               "score": rounded(check.points), "max_score": rounded(check.max_points),
                               "status": "passed" if check.status == PASS else "failed",
                               "output": _test_output(check)[:8000], "visibility": "visible",
-                              "tags": [lab.lab, s.id, name] + (["not-run"] if check.status == NOT_RUN else [])})
+                              "tags": [lab.lab, s.id, name] + (["not-run"] if check.status == NOT_RUN else [])
+                              + (["extra-credit"] if s.extra_credit else [])})
                 if name == "performance" and "t_ms" in check.data:
                     leaderboard.append({"name": f"{lab.lab} {s.id} (ms)", "value": round(check.data["t_ms"], 4),
                                         "order": "asc"})
-    output = [f"Total {_pts(sub.points)} / {_pts(sub.max_points)}."]
-    output += [lab_headline(l) for l in sub.labs]
+    for lab in sub.labs:
+        # Listed, never scored here: 0 of 0 so that the autograder total stays the automatic part.
+        for m in lab.manual:
+            tests.append({"name": f"{lab.lab} / {m.file} (manual: {_pts(m.max_points)} points, graded by the instructor)",
+                          "score": 0, "max_score": 0, "status": "passed" if m.status == "answered" else "failed",
+                          "output": m.summary, "visibility": "visible", "tags": [lab.lab, "manual"]})
+    output = [f"Total {total_line(sub)}."]
+    for l in sub.labs:
+        output.append(lab_headline(l))
+        output += [f"  note: {n}" for n in l.notes]
     output += [f"note: {n}" for n in sub.notes]
     if sub.ignored:
         output.append(f"{len(sub.ignored)} file(s) in the submission were ignored (only the rubric's student files are graded).")

@@ -60,15 +60,28 @@ class Case:
         return args
 
 
+# What a stage may take from CUDA's libraries (CUB, Thrust), per stage (`library = ...`):
+#   "none"  (default) the student's own kernels only;
+#   "block" CUB/Thrust block- and warp-wide primitives inside the student's own kernels;
+#   "any"   library algorithms too (e.g. a stage that builds on a device-wide sort).
+# Enforced where it can be measured: under "none" and "block" a stage in whose NVTX range the
+# profiler sees a library kernel (a device-wide algorithm) earns 0 (checks/library.py, README).
+LIBRARY_POLICIES = ("none", "block", "any")
+
+
 @dataclass(frozen=True)
 class StagePoints:
-    """Points of one stage, by check."""
+    """Points of one stage, by check, and what it may take from CUDA's libraries. An extra-credit
+    stage's points come on top of the lab's maximum (the core): a grade shows core and extra credit
+    separately."""
 
     id: str
     correctness: float = 0
     sanitizer: float = 0
     conflict_free: float = 0
     performance: float = 0
+    library: str = "none"
+    extra_credit: bool = False
 
     @property
     def total(self) -> float:
@@ -84,6 +97,17 @@ class Performance:
 
 
 @dataclass(frozen=True)
+class ManualItem:
+    """A student file graded by the instructor (a write-up): the grader only checks that it was
+    submitted and says something beyond the handout's template; its points are never automatic."""
+
+    id: str
+    file: str
+    points: float
+    title: str = ""
+
+
+@dataclass(frozen=True)
 class Rubric:
     lab: str
     student_files: tuple[str, ...]
@@ -95,10 +119,20 @@ class Rubric:
     case_timeout: float = DEFAULT_CASE_TIMEOUT
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     source: str = ""
+    manual: tuple[ManualItem, ...] = ()
 
     @property
     def max_points(self) -> float:
-        return sum(s.total for s in self.stages)
+        """The core: every stage that is not extra credit (manual items are not included)."""
+        return sum(s.total for s in self.stages if not s.extra_credit)
+
+    @property
+    def extra_credit_points(self) -> float:
+        return sum(s.total for s in self.stages if s.extra_credit)
+
+    @property
+    def manual_points(self) -> float:
+        return sum(m.points for m in self.manual)
 
     def stage(self, stage_id: str) -> StagePoints | None:
         return next((s for s in self.stages if s.id == stage_id), None)
@@ -203,10 +237,27 @@ def _parse_case(path: str, index: int, table: Any, hidden: bool) -> Case:
 def _parse_stage(path: str, index: int, table: Any) -> StagePoints:
     r = _Reader(path, f"stage[{index}]", table)
     sid = r.get("id", str, required=True)
+    library = r.get("library", str, "none")
+    if library not in LIBRARY_POLICIES:
+        raise r._fail("library", f"must be one of {', '.join(LIBRARY_POLICIES)}, got {library!r}")
     sp = StagePoints(sid, r.number("correctness"), r.number("sanitizer"), r.number("conflict_free"),
-                     r.number("performance"))
+                     r.number("performance"), library, r.get("extra_credit", bool, False))
     r.finish()
     return sp
+
+
+def _parse_manual(path: str, index: int, table: Any) -> ManualItem:
+    r = _Reader(path, f"manual[{index}]", table)
+    mid = r.get("id", str, required=True)
+    file = r.get("file", str, required=True)
+    if not file or file.startswith("/") or ".." in file:
+        raise r._fail("file", "must be a path relative to labs/<lab>/")
+    points = r.number("points")
+    if points <= 0:
+        raise r._fail("points", "must be positive")
+    item = ManualItem(mid, file, points, r.get("title", str, ""))
+    r.finish()
+    return item
 
 
 def parse_rubric(text: str, path: str = "rubric.toml", hidden_text: str | None = None,
@@ -237,7 +288,11 @@ def parse_rubric(text: str, path: str = "rubric.toml", hidden_text: str | None =
     lim_r.finish()
     cases = [_parse_case(path, i, t, False) for i, t in enumerate(top.get("case", list, []))]
     stages = [_parse_stage(path, i, t) for i, t in enumerate(top.get("stage", list, []))]
+    manual = [_parse_manual(path, i, t) for i, t in enumerate(top.get("manual", list, []))]
     top.finish()
+    clash = [m.file for m in manual if m.file in files]
+    if clash:
+        raise GpulabError(f"rubric {path}: {clash[0]} is both a student file (compiled) and a [[manual]] file")
     if not stages:
         raise GpulabError(f"rubric {path}: no [[stage]] entries: nothing to grade")
     ids = [s.id for s in stages]
@@ -252,7 +307,7 @@ def parse_rubric(text: str, path: str = "rubric.toml", hidden_text: str | None =
                 raise GpulabError(f"rubric {path}: a case names stage {s!r}, which has no [[stage]] entry")
     _require_sizes(path, stages, perf, san, con)
     return Rubric(lab, tuple(files), tuple(stages), tuple(cases), perf, san, con, case_timeout,
-                  tool_timeout, path)
+                  tool_timeout, path, tuple(manual))
 
 
 def _require_sizes(path: str, stages: list[StagePoints], perf: Performance, san: Size | None,

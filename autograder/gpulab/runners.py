@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Sequence
+from typing import Any
 
 from gpulab import proc
 from gpulab.errors import GpulabError
 from gpulab.paths import IMPLS, Course
+from gpulab.report import format_table
 
 LIST_TIMEOUT = 60
 
@@ -46,18 +47,6 @@ def _stage_rows(doc: dict[str, Any]) -> list[list[str]]:
         rows.append([doc.get("lab", ""), st.get("id", ""), st.get("where", ""), st.get("role", ""),
                      ", ".join(flags), st.get("title", "")])
     return rows
-
-
-def format_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A plain aligned text table (the same look as the runners')."""
-    widths = [len(h) for h in header]
-    for row in rows:
-        widths = [max(w, len(str(c))) for w, c in zip(widths, row)]
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
-    out = [line(header), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
 
 
 def _files_text(doc: dict[str, Any]) -> str:

@@ -9,6 +9,8 @@ Rules (points per stage come from the rubric):
   (the CS149 rule).
 - a check that could not run (no GPU, no ncu permission, no compute-sanitizer) earns 0 and is
   listed under `not_run`: the score says so, it never pretends the check passed or failed.
+- a lab's maximum is its core (stages that are not extra credit); extra-credit stages add points
+  on top of it, and manual items (a write-up the instructor grades) are listed, never scored.
 """
 
 from __future__ import annotations
@@ -69,9 +71,21 @@ class Check:
 
 
 @dataclass
+class ManualResult:
+    """A manual item (rubric [[manual]]): submitted or not; the instructor gives its points."""
+
+    id: str
+    file: str
+    max_points: float
+    status: str = "missing"     # answered | template | missing
+    summary: str = ""
+
+
+@dataclass
 class StageGrade:
     id: str
     title: str = ""
+    extra_credit: bool = False
     todo: bool = False
     cases: list[CaseResult] = field(default_factory=list)
     checks: dict[str, Check] = field(default_factory=dict)
@@ -109,14 +123,35 @@ class LabGrade:
     notes: list[str] = field(default_factory=list)
     build_seconds: float = 0.0
     seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)   # seconds per grading phase, in order
+    extra_max_rubric: float = 0.0
+    manual: list[ManualResult] = field(default_factory=list)
 
     @property
     def points(self) -> float:
-        return sum(s.points for s in self.stages) if self.status == "graded" else 0.0
+        """Core and extra credit together (may exceed max_points by the extra credit)."""
+        return self.core_points + self.extra_points
+
+    @property
+    def core_points(self) -> float:
+        return sum(s.points for s in self.stages if not s.extra_credit) if self.status == "graded" else 0.0
+
+    @property
+    def extra_points(self) -> float:
+        return sum(s.points for s in self.stages if s.extra_credit) if self.status == "graded" else 0.0
 
     @property
     def max_points(self) -> float:
+        """The core maximum: extra credit and manual items are not part of it."""
         return self.max_points_rubric
+
+    @property
+    def extra_max(self) -> float:
+        return self.extra_max_rubric
+
+    @property
+    def manual_max(self) -> float:
+        return sum(m.max_points for m in self.manual)
 
     def not_run(self) -> list[str]:
         """'performance (no GPU)', ... : each distinct check that was not run, with its reason."""
@@ -155,5 +190,7 @@ class SubmissionGrade:
         d["points"], d["max_points"] = rounded(self.points), rounded(self.max_points)
         for lab_d, lab in zip(d["labs"], self.labs):
             lab_d["points"], lab_d["max_points"] = rounded(lab.points), rounded(lab.max_points)
+            lab_d["core_points"], lab_d["extra_points"] = rounded(lab.core_points), rounded(lab.extra_points)
+            lab_d["extra_max"], lab_d["manual_max"] = rounded(lab.extra_max), rounded(lab.manual_max)
             lab_d["not_run"] = lab.not_run()
         return d

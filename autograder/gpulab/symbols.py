@@ -21,6 +21,23 @@ FORBIDDEN_CALLS = {"mprotect", "dlopen", "dlsym", "dlvsym", "ptrace", "process_v
                    "kill", "killpg", "unshare", "setns", "chroot", "pivot_root", "mount", "umount", "umount2",
                    "open_by_handle_at", "name_to_handle_at"}
 STRONG = set("TDBR")
+# Weak and unique definitions (nm W/V/u): what a header's inline or "link once" definitions
+# compile to; the linker keeps one copy and never lets them replace a strong definition.
+WEAK = set("WVu")
+# The C-linkage symbols NVIDIA's header-only NVTX v3 defines in every object that includes it
+# (CUB's device-wide headers do since CUDA 13, and common/'s runner does): nvtxGlobals_v3,
+# nvtxInitOnce_v3, nvtxDomainCreateA_impl_init_v3, InitializeInjectionNvtx2_fnptr, ... They are
+# weak: the linker keeps one copy of them and of common/'s identical ones, and no strong symbol
+# is replaced. Including a CUB header is not tampering. (A hand-written weak copy could at worst
+# break the stage's NVTX ranges; the profiler-based checks then see no kernel in the stage and
+# give its performance 0.) A strong definition of these names, or a weak one of any other
+# C name, is still rejected.
+NVTX_HEADER_SYMBOL = re.compile(r"^(nvtx\w*_v3|InitializeInjectionNvtx2_fnptr)$")
+# The one thing NVTX's header calls that a lab may not: its injection loader (the tool library
+# named by NVTX_INJECTION64_PATH, e.g. Nsight's) uses dlopen/dlsym, inlined by the optimiser into
+# every `nvtx*_impl_init_v3`. Those calls are allowed from the sections of NVTX's own functions
+# (`.text.<NVTX header symbol>`) only; the same calls anywhere else still reject the lab.
+NVTX_LOADER_CALLS = {"dlopen", "dlsym", "dlclose", "dlerror"}
 
 
 def _nm(args: list[str]) -> list[tuple[str, str]] | None:
@@ -37,6 +54,34 @@ def _nm(args: list[str]) -> list[tuple[str, str]] | None:
         if m:
             rows.append((m.group(1), m.group(2)))
     return rows
+
+
+def _callers(obj: Path) -> dict[str, set[str]] | None:
+    """{symbol: the sections whose code refers to it} from `objdump -r` (None: objdump failed)."""
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        return None
+    res = proc.run([objdump, "-r", str(obj)], timeout=120)
+    if not res.ok:
+        return None
+    out: dict[str, set[str]] = {}
+    section = ""
+    for line in res.stdout.splitlines():
+        m = re.match(r"^RELOCATION RECORDS FOR \[(.*)\]:$", line)
+        if m:
+            section = m.group(1)
+            continue
+        m = re.match(r"^[0-9a-fA-F]+\s+\S+\s+([^\s+-]+)", line)
+        if m:
+            out.setdefault(m.group(1).split("@")[0], set()).add(section)
+    return out
+
+
+def _nvtx_loader_only(name: str, callers: dict[str, set[str]] | None) -> bool:
+    """Every reference to `name` lies in a function of NVTX's header (see NVTX_LOADER_CALLS)."""
+    sections = (callers or {}).get(name)
+    return (name in NVTX_LOADER_CALLS and bool(sections)
+            and all(sec.startswith(".text.") and NVTX_HEADER_SYMBOL.match(sec[len(".text."):]) for sec in sections))
 
 
 def strong_definitions(archive: Path) -> set[str] | None:
@@ -64,14 +109,21 @@ def check_objects(objects: list[Path], protected: set[str] | None) -> tuple[list
         for t, name in defined:
             if name.startswith("DW.ref.") or name.startswith("__nv") or name.startswith("__cuda"):
                 continue
+            if t in WEAK and NVTX_HEADER_SYMBOL.match(name):
+                continue
             if not name.startswith("_Z"):
                 problems.append(f"{obj.name}: defines the C function/variable `{name}` (would replace the "
                                 "runtime's or the harness's; student code needs no extern \"C\" definitions)")
             elif protected and name in protected:
                 problems.append(f"{obj.name}: defines `{_demangle(name)}`, which common/ defines: it would replace "
                                 "the harness's code")
+        callers = None
         for _, name in undefined:
             base = name.split("@")[0]
+            if base in FORBIDDEN_CALLS and base in NVTX_LOADER_CALLS:
+                callers = callers if callers is not None else _callers(obj)
+                if _nvtx_loader_only(base, callers):
+                    continue
             if base in FORBIDDEN_CALLS:
                 problems.append(f"{obj.name}: calls `{base}`, which a lab has no use for (process or memory tricks)")
     return problems, ""

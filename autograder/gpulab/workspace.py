@@ -126,16 +126,19 @@ class Slot:
             tmp.write_bytes(data)
             os.replace(tmp, dst)
 
-    def build_target(self, target: str, timeout: float = BUILD_TIMEOUT) -> proc.Result:
-        return proc.run(["cmake", "--build", str(self.build), "--target", target], timeout=timeout)
+    def build_target(self, target: str, timeout: float = BUILD_TIMEOUT,
+                     run: Callable[..., proc.Result] = proc.run) -> proc.Result:
+        return run(["cmake", "--build", str(self.build), "--target", target], timeout=timeout)
 
-    def build_student(self, lab: str, student_files: list[str], contents: dict[str, bytes], dest: Path) -> BuildResult:
-        """Restore, overlay, rebuild gpulab-<lab>-student, copy the runner to dest (the slot moves on)."""
+    def build_student(self, lab: str, student_files: list[str], contents: dict[str, bytes], dest: Path,
+                      run: Callable[..., proc.Result] = proc.run) -> BuildResult:
+        """Restore, overlay, rebuild gpulab-<lab>-student, copy the runner to dest (the slot moves on).
+        `run` starts the build (the grader's: in the sandbox, where the course cannot be reached)."""
         start = time.monotonic()
         self.restore(lab, student_files)
         self.overlay(lab, contents)
         target = f"gpulab-{lab}-student"
-        res = self.build_target(target)
+        res = self.build_target(target, run=run)
         log = res.stdout + res.stderr
         runner = self.build / "labs" / lab / target
         if not res.ok or not runner.is_file():

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """GPU end to end: for every lab with a rubric and a reference, the untouched starter scores 0 and
-the reference submitted as a student scores full marks, with every check run. Exit 77 (ctest
+the reference submitted as a student scores full marks (core and extra credit), with every check run. Exit 77 (ctest
 SKIPPED) without a GPU, unless GPULAB_REQUIRE_GPU=1 (then it fails: a GPU machine must not skip).
 
 Usage: e2e_gpu.py [LAB...]   (GPULAB_BUILD_DIR / GPULAB_SOURCE_DIR as set by ctest)
@@ -38,12 +38,13 @@ def main() -> int:
             g = grader.grade(sub, out / f"{lab}-{what}", [lab])
             report.write_all(g, out / f"{lab}-{what}")
             print(report.console(g))
-            print(f"e2e_gpu: {lab} {what}: {g.points:g}/{g.max_points:g} in {time.monotonic() - start:.1f} s "
+            print(f"e2e_gpu: {lab} {what}: {report.total_line(g)} in {time.monotonic() - start:.1f} s "
                   f"(build {g.labs[0].build_seconds:.1f} s); report {out / f'{lab}-{what}' / 'report.md'}", flush=True)
             if exit_code_for(g) != 0:
                 failures.append(f"{lab} {what}: checks not run: {g.labs[0].not_run()}")
-            if want_full and abs(g.points - g.max_points) > 1e-6:
-                failures.append(f"{lab} reference: {g.points:g} of {g.max_points:g}")
+            lg = g.labs[0]
+            if want_full and (abs(lg.core_points - lg.max_points) > 1e-6 or abs(lg.extra_points - lg.extra_max) > 1e-6):
+                failures.append(f"{lab} reference: {report.total_line(g)}")
             if not want_full and g.points != 0:
                 failures.append(f"{lab} starter: {g.points:g} (expected 0)")
     for f in failures:

@@ -116,8 +116,10 @@ class FakeSlot:
         self.src = root / "ws"
         self.note = ""
         self.src.mkdir(parents=True, exist_ok=True)
+        self.build = root / "ws-build"
 
-    def build_student(self, lab: str, files: list[str], contents: dict[str, bytes], dest: Path) -> BuildResult:
+    def build_student(self, lab: str, files: list[str], contents: dict[str, bytes], dest: Path,
+                      run=None) -> BuildResult:
         text = contents.get(files[0], b"").decode()
         if "#error" in text:
             return BuildResult(False, None, f"compile error:\n{self.src}/labs/{lab}/{files[0]}:2: error: boom", 0.01)
@@ -163,7 +165,9 @@ def fake_tools_env(tmp: Path) -> dict[str, str | None]:
                 GPULAB_COMPUTE_SANITIZER=str(fakes / "fake_sanitizer.py"), FAKE_NCU_SOURCE=None,
                 FAKE_NCU_DETAILS=None, FAKE_NCU_PERM=None, FAKE_NCU_RAW=None, FAKE_SANITIZER_MEMCHECK=None,
                 FAKE_SANITIZER_RACECHECK=None, GPULAB_GPU_LOCK=str(tmp / "gpu.lock"),
-                GPULAB_SANDBOX_KEEP_ENV="FAKE_SANITIZER_MEMCHECK,FAKE_SANITIZER_RACECHECK")
+                GPULAB_SANDBOX_KEEP_ENV="FAKE_SANITIZER_MEMCHECK,FAKE_SANITIZER_RACECHECK,FAKE_NCU_PERM,"
+                                        "FAKE_NCU_KERNEL_MS,FAKE_NCU_SOURCE,FAKE_NCU_RAW,FAKE_NCU_DETAILS,"
+                                        "FAKE_NCU_LIBRARY_STAGE")
 
 
 def fake_cmake_on_path(root: Path) -> str:
@@ -192,6 +196,20 @@ def env(**values: str | None) -> Iterator[None]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    """`gpulab ARGV...` in this process: (exit status, stdout, stderr)."""
+    import contextlib
+    import io
+    from gpulab import cli
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(list(argv))
+        except SystemExit as e:
+            code = e.code
+    return code, out.getvalue(), err.getvalue()
 
 
 class TempDir:

@@ -4,7 +4,8 @@ import csv
 import json
 import unittest
 
-from gpulab import batch
+from gpulab import batch, gradebook
+from gpulab.errors import GpulabError
 from gpulab.scoring import Check, LabGrade, StageGrade, SubmissionGrade
 from tests.helpers import TempDir
 
@@ -33,7 +34,7 @@ class BatchTest(TempDir, unittest.TestCase):
         def grade(p, o):
             self.calls.append(p.name)
             return fake_grade(p, o)
-        return batch.run_batch(self.subs, self.out, grade, ["scan"], jobs=2, force=force, log=lambda m: None)
+        return batch.run_batch(self.subs, self.out, grade, {"scan": 10}, jobs=2, force=force, log=lambda m: None)
 
     def rows(self):
         with open(self.out / "gradebook.csv") as f:
@@ -42,11 +43,12 @@ class BatchTest(TempDir, unittest.TestCase):
     def test_gradebook_resume_and_force(self):
         self.assertEqual(self.run_batch(), 1)
         rows = self.rows()
-        self.assertEqual(rows[0], ["student", "scan", "total", "max", "status"])
+        self.assertEqual(rows[0], ["student", "scan", "total", "max", "status", "gpu", "detail"])
         by = {r[0]: r for r in rows[1:]}
-        self.assertEqual(by["alice"][1:4], ["10", "10", "10"])
+        self.assertEqual(by["alice"][1:5], ["10", "10", "10", "graded"])
         self.assertEqual(by["bob"][1], "5")
-        self.assertTrue(by["crash"][4].startswith("error: internal error: RuntimeError"))
+        self.assertEqual(by["crash"][1:5], ["0", "0", "10", "error"])
+        self.assertTrue(by["crash"][6].startswith("internal error: RuntimeError"))
         self.assertTrue((self.out / "crash" / "traceback.txt").is_file())
         self.assertTrue((self.out / "alice" / "report.md").is_file())
         self.assertEqual(sorted(self.calls), ["alice", "bob", "crash"])
@@ -78,8 +80,92 @@ class BatchTest(TempDir, unittest.TestCase):
         d.mkdir(parents=True)
         (d / "grade.json").write_text(json.dumps({"name": "x", "points": 1, "max_points": 2,
                                                   "labs": [{"lab": "scan", "points": 1, "not_run": ["performance (no GPU)"]}]}))
-        header, rows = batch.gradebook_rows(self.out, ["scan"])
-        self.assertIn("not run performance (no GPU)", rows[0][-1])
+        rows = gradebook.rows(self.out, {"scan": 2})
+        self.assertEqual(rows[0].status, "incomplete: no GPU")
+        self.assertIn("not run scan: performance (no GPU)", rows[0].detail)
+
+
+def lab(name, status="graded", pts=0.0, max_pts=100.0, not_run=None):
+    checks = {"correctness": Check("correctness", "pass", pts, max_pts)}
+    for check in not_run or []:
+        checks[check] = Check(check, "not-run", 0, 0, "no GPU")
+    return LabGrade(name, status=status, message="labs/x.cu:2: error: boom" if status != "graded" else "",
+                    stages=[StageGrade("s", checks=checks)], max_points_rubric=max_pts)
+
+
+class GradebookTest(TempDir, unittest.TestCase):
+    """Issue 10 item 8: statuses say what happened, reruns complete incomplete rows, every row has
+    the same columns and max, a lab not submitted is 0."""
+
+    def setUp(self):
+        super().setUp()
+        self.subs, self.out = self.tmp / "subs", self.tmp / "out"
+        self.grades = {}
+        self.calls = []
+
+    def add(self, name, grade):
+        (self.subs / name).mkdir(parents=True, exist_ok=True)
+        (self.subs / name / "scan.cu").write_text(name)
+        self.grades[name] = grade
+
+    def grade(self, path, out):
+        self.calls.append(path.name)
+        g = self.grades[path.name]
+        if isinstance(g, Exception):
+            raise g
+        return g
+
+    def run_batch(self, gpu=True, maxima=None):
+        self.calls.clear()
+        batch.run_batch(self.subs, self.out, self.grade, maxima or {"scan": 100, "transpose": 100},
+                        gpu=gpu, log=lambda m: None)
+        with open(self.out / "gradebook.csv") as f:
+            table = list(csv.reader(f))
+        return table[0], {r[0]: dict(zip(table[0], r)) for r in table[1:]}
+
+    def test_compile_error_is_not_ok(self):
+        self.add("carol", SubmissionGrade("carol", [lab("scan", status="compile-error")], gpu=True))
+        _, rows = self.run_batch()
+        self.assertEqual(rows["carol"]["status"], "compile-error")
+        self.assertIn("scan: compile-error (labs/x.cu:2: error: boom)", rows["carol"]["detail"])
+        self.assertEqual(rows["carol"]["scan"], "0")
+
+    def test_same_columns_and_max_and_zero_for_a_lab_not_submitted(self):
+        self.add("alice", SubmissionGrade("alice", [lab("scan", pts=90)], gpu=True))
+        self.add("bob", SubmissionGrade("bob", [lab("scan", pts=50), lab("transpose", pts=70)], gpu=True))
+        self.add("dan", ValueError("grader bug"))
+        head, rows = self.run_batch()
+        self.assertEqual(head, ["student", "scan", "transpose", "total", "max", "status", "gpu", "detail"])
+        self.assertEqual({r["max"] for r in rows.values()}, {"200"})
+        self.assertEqual((rows["alice"]["transpose"], rows["alice"]["total"]), ("0", "90"))
+        self.assertIn("transpose: not submitted", rows["alice"]["detail"])
+        self.assertEqual((rows["bob"]["total"], rows["bob"]["status"]), ("120", "graded"))
+        self.assertEqual((rows["dan"]["scan"], rows["dan"]["status"]), ("0", "error"))
+        self.assertTrue(all(len(r) == len(head) for r in rows.values()))
+
+    def test_rows_graded_without_gpu_are_regraded_on_a_gpu(self):
+        self.add("alice", SubmissionGrade("alice", [lab("scan", pts=10, not_run=["performance"])], gpu=False))
+        self.add("bob", SubmissionGrade("bob", [lab("scan", status="compile-error")], gpu=False))
+        _, rows = self.run_batch(gpu=False)
+        self.assertEqual(rows["alice"]["status"], "incomplete: no GPU")
+        self.assertEqual(rows["alice"]["gpu"], "none")
+        self.assertEqual(rows["bob"]["status"], "compile-error")
+        self.run_batch(gpu=False)            # still no GPU: nothing to gain, nothing regraded
+        self.assertEqual(self.calls, [])
+        self.grades["alice"] = SubmissionGrade("alice", [lab("scan", pts=100)], gpu=True, device="NVIDIA H100")
+        _, rows = self.run_batch(gpu=True)   # the GPU machine completes the incomplete row only
+        self.assertEqual(self.calls, ["alice"])
+        self.assertEqual((rows["alice"]["status"], rows["alice"]["scan"], rows["alice"]["gpu"]),
+                         ("graded", "100", "NVIDIA H100"))
+
+    def test_bad_input_is_not_retried_but_a_grader_error_is(self):
+        self.add("empty", GpulabError("no lab's student files found"))
+        self.add("crash", RuntimeError("grader bug"))
+        _, rows = self.run_batch()
+        self.assertEqual(rows["empty"]["status"], "error")
+        self.assertIn("no lab's student files found", rows["empty"]["detail"])
+        self.run_batch()
+        self.assertEqual(self.calls, ["crash"])
 
 
 if __name__ == "__main__":

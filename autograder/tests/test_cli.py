@@ -1,12 +1,9 @@
 """The `gpulab` command line over a fake build tree: list, run (one lab, all, json), errors."""
 
-import contextlib
-import io
 import json
 import unittest
 
-from gpulab import cli
-from tests.helpers import TempDir, env, make_course
+from tests.helpers import TempDir, env, make_course, run_cli
 
 
 class CliTest(TempDir, unittest.TestCase):
@@ -21,13 +18,7 @@ class CliTest(TempDir, unittest.TestCase):
         super().tearDown()
 
     def main(self, *argv):
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = cli.main(list(argv))
-            except SystemExit as e:
-                code = e.code
-        return code, out.getvalue(), err.getvalue()
+        return run_cli(*argv)
 
     def test_list(self):
         code, out, _ = self.main("list")
@@ -56,6 +47,18 @@ class CliTest(TempDir, unittest.TestCase):
         self.assertEqual(code, 2)
         self.assertEqual(len(err.strip().splitlines()), 1)
         self.assertIn("solutions/scan/", err)
+
+    def test_handout_runs_the_shipped_reference(self):
+        # The handout has no solutions/ but ships reference/gpulab-<lab>-reference (issue 12, item 4).
+        from tests.helpers import REFERENCE, STAGES, write_runner
+        course = make_course(self.tmp / "h", reference=False)
+        write_runner(course.source / "reference" / "gpulab-scan-reference",
+                     {"lab": "scan", "title": "Scan", "stages": STAGES, "implementation": "reference",
+                      "behaviour": REFERENCE})
+        with env(GPULAB_BUILD_DIR=str(course.build), GPULAB_SOURCE_DIR=str(course.source)):
+            code, out, err = self.main("run", "all", "--impl", "reference", "--format", "json", "--n", "1024")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(json.loads(out)["labs"][0]["implementation"], "reference")
 
     def test_unknown_lab_and_bad_size(self):
         code, _, err = self.main("run", "nope")

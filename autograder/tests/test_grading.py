@@ -6,7 +6,8 @@ import unittest
 
 from gpulab import report
 from gpulab.grade_cli import exit_code_for
-from gpulab.grading import case_outcome, forbidden_constructs, parse_runner_json
+from gpulab.lint import forbidden_constructs
+from gpulab.runner_doc import case_outcome, parse_runner_json
 from gpulab.proc import Result
 from gpulab.rubric import Case, Size
 from tests.helpers import (FIXTURES, REFERENCE, TempDir, env, fake_grader, fake_tools_env, make_course,
@@ -62,6 +63,20 @@ class GradingTest(TempDir, unittest.TestCase):
         self.assertAlmostEqual(self.stage(sub, "naive").checks["performance"].points, 3 * 2.0 / 4.0)
         self.assertEqual(self.stage(sub, "shared").checks["performance"].points, 3)   # 1.1 <= 1.2 x 1.0
 
+    def test_reference_timed_once_per_device_and_stage(self):
+        log = self.tmp / "runs.log"
+        with env(FAKE_RUNNER_DEVICE_LOG=str(log)):
+            g = fake_grader(self.course, self.tmp, sanitizers=False, conflicts=False, verify_timing=False)
+            for name in ("alice", "bob"):
+                sub = g.grade(submission_dir(self.tmp, GOOD, name=name), self.tmp / "out" / name)
+                self.assertEqual(self.stage(sub, "naive").checks["performance"].data["t_ref_ms"], 2.0)
+            timed = [l for l in log.read_text().splitlines() if l.startswith("reference") and l.endswith("timed")]
+            self.assertEqual(len(timed), 1)            # bob's grade reused alice's reference times
+            g.device = "another GPU"                   # a grader on another device times its own
+            g.grade(submission_dir(self.tmp, GOOD, name="carol"), self.tmp / "out" / "carol")
+            timed = [l for l in log.read_text().splitlines() if l.startswith("reference") and l.endswith("timed")]
+            self.assertEqual(len(timed), 2)
+
     def test_verified_timing_keeps_honest_times(self):
         with env(FAKE_NCU_KERNEL_MS="1.5"):
             sub = self.grade({"naive": {"status": "pass", "median_ms": 2.0}, "shared": GOOD["shared"]})
@@ -96,6 +111,38 @@ class GradingTest(TempDir, unittest.TestCase):
                            "naive").checks["performance"]
         self.assertEqual(c.points, 0)
         self.assertIn("saw no kernel inside the stage", c.summary)
+
+    def test_a_stage_that_runs_library_kernels_gets_zero_the_others_keep_theirs(self):
+        full = self.grade(REFERENCE)
+        with env(FAKE_NCU_LIBRARY_STAGE="naive"):
+            sub = self.grade(REFERENCE)
+        naive, shared = self.stage(sub, "naive"), self.stage(sub, "shared")
+        self.assertEqual(naive.points, 0)
+        self.assertEqual(naive.checks["library"].status, "fail")
+        self.assertIn("DeviceScanKernel", naive.checks["library"].summary)
+        self.assertIn('library = "none"', naive.checks["correctness"].summary)
+        self.assertEqual(shared.points, self.stage(full, "shared").points)
+        self.assertEqual(shared.checks["library"].status, "pass")
+        self.assertEqual(sub.points, full.points - self.stage(full, "naive").points)
+        self.assertIn("DeviceScanKernel", json.dumps(report.results_json(sub)))
+
+    def test_each_phase_is_timed_and_printed(self):
+        sub = self.grade(REFERENCE)
+        lab = sub.labs[0]
+        self.assertEqual(list(lab.phases), ["lint", "build", "reference", "correctness", "sanitizers", "conflicts",
+                                            "performance", "library"])
+        self.assertTrue(all(v >= 0 for v in lab.phases.values()))
+        self.assertLessEqual(sum(lab.phases.values()), lab.seconds + 1e-6)
+        self.assertRegex(report.console(sub).splitlines()[-1], r"^scan: time: lint \d+\.\d s, build .* \(total ")
+        self.assertIn("phases", json.dumps(sub.to_json()))
+
+    def test_library_any_allows_library_kernels(self):
+        rubric = self.course.rubric_path("scan")
+        rubric.write_text(rubric.read_text().replace('id = "naive"', 'id = "naive"\nlibrary = "any"'))
+        with env(FAKE_NCU_LIBRARY_STAGE="naive"):
+            sub = self.grade(REFERENCE)
+        self.assertEqual(sub.points, sub.max_points)
+        self.assertNotIn("library", self.stage(sub, "naive").checks)
 
     def test_checks_turned_off_are_reported_as_not_run(self):
         sub = self.grade(REFERENCE, sanitizers=False, performance=False)
@@ -192,7 +239,72 @@ class GradingTest(TempDir, unittest.TestCase):
         sub = self.grade(GOOD)
         c = self.stage(sub, "naive").checks["performance"]
         self.assertEqual(c.status, "not-run")
-        self.assertIn("solutions/", c.summary)
+        self.assertIn("no reference runner", c.summary)
+
+    def test_handout_grades_performance_against_the_shipped_reference(self):
+        # issue 12, item 4: the handout carries reference/gpulab-<lab>-reference (no source).
+        from gpulab import shipped_reference
+        from tests.helpers import STAGES, write_runner
+        self.course = make_course(self.tmp / "handout", reference=False, hidden=False)
+        write_runner(shipped_reference.shipped_path(self.course.source, "scan"),
+                     {"lab": "scan", "title": "Scan", "stages": STAGES, "implementation": "reference",
+                      "behaviour": REFERENCE})
+        sub = self.grade(GOOD)
+        c = self.stage(sub, "naive").checks["performance"]
+        self.assertEqual((c.status, c.points), ("pass", 3))
+        self.assertIn("1.00x", report.console(sub))
+        text = report.console(sub)
+        self.assertIn("compiled reference shipped with the handout", text)
+        self.assertIn("the instructor's grade also runs hidden cases", text)
+        self.assertNotIn("performance points were not scored", text)
+
+    def test_self_grade_says_what_it_cannot_check(self):
+        # The handout has no hidden cases and no solutions/: every report must say so (issue 10, item 6).
+        self.course = make_course(self.tmp / "handout", reference=False, hidden=False)
+        sub = self.grade(GOOD)
+        out = self.tmp / "out"
+        report.write_all(sub, out)
+        for text in (report.console(sub), json.loads((out / "results.json").read_text())["output"],
+                     (out / "report.md").read_text()):
+            self.assertIn("the instructor's grade also runs hidden cases", text)
+            self.assertIn("performance points were not scored", text)
+        self.course = make_course(self.tmp / "course")
+        text = report.console(self.grade(GOOD))
+        self.assertNotIn("self-grade", text)
+
+    def test_extra_credit_and_manual_items_are_reported_apart(self):
+        rubric = self.course.rubric_path("scan")
+        rubric.write_text(rubric.read_text().replace('id = "shared"', 'id = "shared"\nextra_credit = true')
+                          + '\n[[manual]]\nid = "write-up"\nfile = "answers.md"\npoints = 8\n')
+        (rubric.parent / "answers.md").write_text("# Questions\n1. Why?\n")
+        sub_dir = submission_dir(self.tmp, REFERENCE)
+        (sub_dir / "labs/scan/answers.md").write_text("# Questions\n1. Why?\n" + "Because I measured it. " * 6)
+        sub = fake_grader(self.course, self.tmp).grade(sub_dir, self.tmp / "out")
+        lab = sub.labs[0]
+        self.assertEqual((lab.core_points, lab.max_points), (15, 15))     # naive is the core
+        self.assertEqual((lab.extra_points, lab.extra_max), (19, 19))     # shared is extra credit
+        self.assertEqual(sub.points, 34)
+        self.assertEqual([(m.file, m.status, m.max_points) for m in lab.manual], [("answers.md", "answered", 8)])
+        self.assertNotIn("labs/scan/answers.md", sub.ignored)
+        text = report.console(sub)
+        self.assertIn("15 / 15 core + 19 / 19 extra credit", text)
+        self.assertIn("answers.md (8 points, graded by the instructor: answered)", text)
+        self.assertIn("shared (extra)", text)
+        rj = report.results_json(sub)
+        manual = [t for t in rj["tests"] if "manual" in t["tags"]]
+        self.assertEqual([(t["score"], t["max_score"]) for t in manual], [(0, 0)])
+        self.assertTrue(any("extra-credit" in t["tags"] for t in rj["tests"]))
+        self.assertIn("extra credit 19 / 19", report.markdown(sub))
+        # The template handed back untouched is not an answer.
+        (sub_dir / "labs/scan/answers.md").write_text("# Questions\n1. Why?\n")
+        sub = fake_grader(self.course, self.tmp).grade(sub_dir, self.tmp / "out2")
+        self.assertEqual(sub.labs[0].manual[0].status, "template")
+
+    def test_table_cells_are_labelled(self):
+        sub = self.grade(GOOD)
+        text = report.console(sub)
+        self.assertRegex(text, r"\d+/\d+ cases, \d+/\d+ pts")    # was "13/13 3/3" (issue 10, item 10)
+        self.assertIn("x ref, ", text)
 
     def test_ignored_files_listed(self):
         sub_dir = submission_dir(self.tmp, GOOD)
@@ -242,7 +354,7 @@ class CaseOutcomeTest(unittest.TestCase):
         self.assertEqual(case_outcome(Result([], 0, "", "", 0.1), "naive", self.CASE).status, "error")
 
     def test_forged_document_shapes(self):
-        from gpulab.grading import Expect
+        from gpulab.runner_doc import Expect
         expect = Expect("scan", {"naive": "naive"})
         ok = case_outcome(Result([], 0, self.doc(), "", 0.1), "naive", self.CASE, expect=expect)
         self.assertEqual(ok.status, "pass")

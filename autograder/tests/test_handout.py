@@ -1,10 +1,16 @@
 """The handout: solution blocks stubbed, marker errors, solutions/ and hidden tests left out."""
 
+import subprocess
 import unittest
+from pathlib import Path
+from unittest import mock
 
-from gpulab import handout
-from gpulab.errors import GpulabError
+from gpulab import handout, handout_check, proc
+from gpulab.errors import EXIT_FAILED, GpulabError
+from gpulab.paths import Course
 from tests.helpers import TempDir
+
+REPO = Path(__file__).resolve().parents[2]
 
 B, E = "// BEGIN " + "SOLUTION", "// END " + "SOLUTION"   # built so this file has no marker lines
 
@@ -57,6 +63,135 @@ class HandoutTest(TempDir, unittest.TestCase):
             handout.export(src, dest)
         self.assertFalse(dest.exists() and any(dest.iterdir()))
 
+    def write(self, root: Path, files: dict[str, str]) -> Path:
+        for rel, text in files.items():
+            p = root / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text)
+        return root
+
+    def test_export_takes_tracked_files_only(self):
+        src = self.write(self.tmp / "course", {"CMakeLists.txt": "cmake", "labs/scan/scan.cu": "starter"})
+        subprocess.run(["git", "init", "-q", str(src)], check=True)
+        subprocess.run(["git", "-C", str(src), "add", "."], check=True)
+        # Not tracked, not ignored: a self-grade folder and a scratch file must stay home.
+        self.write(src, {"gpulab-grade/me/report.md": "grade", "labs/scan/notes.txt": "mine"})
+        dest = self.tmp / "out"
+        handout.export(src, dest)
+        got = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
+        self.assertEqual(got, ["CMakeLists.txt", "labs/scan/scan.cu"])
+
+    def test_export_leaves_out_tool_logs_and_grader_tests_and_swaps_the_readme(self):
+        src = self.write(self.tmp / "course", {
+            "README.md": "instructor commands", "autograder/handout/README.md": "student commands",
+            "autograder/tests/fixtures/ncu-source-real.csv": "quoted reference line",
+            "autograder/tests/test_x.py": "test", "labs/scan/results/conflicts.log": "quoted",
+            "labs/scan/results/size-sweep.csv": "n,ms", "labs/scan/README.md": "task sheet"})
+        dest = self.tmp / "out"
+        handout.export(src, dest)
+        got = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
+        self.assertEqual(got, ["README.md", "labs/scan/README.md", "labs/scan/results/size-sweep.csv"])
+        self.assertEqual((dest / "README.md").read_text(), "student commands")
+
+
+class LeakCheckTest(TempDir, unittest.TestCase):
+    SOLUTION = ("#include <cuda_runtime.h>\n"
+                "namespace scan {\n"
+                "void exclusive_scan_naive(const int* d_in, int* d_out, std::size_t n) {\n"
+                "  for (std::size_t i = 0; i < n; ++i)\n"
+                "  tree[tree_slot<kPadded>(right)] += tree[tree_slot<kPadded>(left)];\n"
+                "}  // namespace scan\n")
+
+    def setUp(self):
+        super().setUp()
+        self.src, self.out = self.tmp / "course", self.tmp / "out"
+        for root, files in ((self.src, {"solutions/scan/scan.cu": self.SOLUTION}),
+                            (self.out, {"labs/scan/lab.cu": "  for (std::size_t i = 0; i < n; ++i) {\n",
+                                        "labs/scan/scan.cu": "#include <cuda_runtime.h>\nnamespace scan {\n"
+                                        "void exclusive_scan_naive(const int* d_in, int* d_out, std::size_t n) {\n"
+                                        "  gpulab::not_implemented(\"naive\");\n}\n}  // namespace scan\n"})):
+            for rel, text in files.items():
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_text(text)
+
+    def leaks(self):
+        return handout_check.solution_leaks(self.src, self.out, {"scan": ["scan.cu"]})
+
+    def test_skeleton_and_harness_lines_are_not_leaks(self):
+        self.assertEqual(self.leaks(), [])
+
+    def test_a_quoted_reference_line_anywhere_is_a_leak(self):
+        # What ncu's source view captured from the reference (issue 10, item 7).
+        fx = self.out / "autograder/tests/fixtures/ncu-source.csv"
+        fx.parent.mkdir(parents=True)
+        fx.write_text('"42","  tree[tree_slot<kPadded>(right)] += tree[tree_slot<kPadded>(left)];","3"\n')
+        self.assertEqual(len(self.leaks()), 1)
+        self.assertIn("ncu-source.csv", self.leaks()[0])
+
+    def test_a_solution_pasted_into_the_starter_is_a_leak(self):
+        (self.out / "labs/scan/scan.cu").write_text(self.SOLUTION)
+        self.assertEqual([f.split(":")[0] for f in self.leaks()], ["labs/scan/scan.cu"])
+
+    def test_the_real_course_exports_no_solution_line(self):
+        dest = self.tmp / "handout"
+        handout.export(REPO, dest)
+        course = Course(REPO, None)
+        self.assertEqual(handout_check.solution_leaks(REPO, dest, handout_check._student_files(course)), [])
+
+
+class HandoutCommandTest(TempDir, unittest.TestCase):
+    def test_refuses_outside_a_git_checkout(self):
+        src = self.tmp / "course"
+        (src / "labs").mkdir(parents=True)
+        with self.assertRaisesRegex(GpulabError, "not a git checkout"):
+            handout_check.cmd_handout(Course(src, None), self.tmp / "out", check=False, reference_archs="none")
+
+    def test_check_builds_outside_the_export(self):
+        build = self.tmp / "build"
+        build.mkdir()
+        out = self.tmp / "out"
+        out.mkdir()
+        calls = []
+
+        def fake_run(cmd, timeout=None, **kw):
+            calls.append(cmd)
+            return proc.Result(cmd, 1, "", "configure failed", 0.1)
+
+        with mock.patch.object(handout_check.proc, "run", fake_run), \
+                mock.patch.dict("os.environ", {"GPULAB_IN_HANDOUT_CHECK": ""}):
+            self.assertEqual(handout_check.check_handout(Course(self.tmp, build), out), EXIT_FAILED)
+        b = Path(calls[0][calls[0].index("-B") + 1])
+        self.assertNotIn(out, b.parents)          # issue 10, item 10: build/check was left in the export
+        self.assertEqual(list(out.iterdir()), [])
+
+
+class ShippedReferenceTest(TempDir, unittest.TestCase):
+    def test_architectures_the_installed_nvcc_supports(self):
+        from gpulab.shipped_reference import archs_for
+        nvcc13 = "compute_75\ncompute_80\ncompute_86\ncompute_87\ncompute_89\ncompute_90\ncompute_100\ncompute_120\n"
+        self.assertEqual(archs_for(nvcc13), "75-real;80-real;86-real;89-real;90")   # PTX for the newest
+        self.assertEqual(archs_for("compute_70\ncompute_75\n"), "70-real;75")
+        self.assertEqual(archs_for("compute_50\n"), "")
+
+    @unittest.skipUnless(Path("/bin/true").is_file(), "needs an ELF binary to strip")
+    def test_ship_copies_stripped_runners_without_source(self):
+        from gpulab import shipped_reference
+        runner = self.tmp / "build" / "gpulab-scan-reference"
+        runner.parent.mkdir()
+        runner.write_bytes(Path("/bin/true").read_bytes())
+        out = self.tmp / "out"
+        shipped = shipped_reference.ship({"scan": runner}, out, "90")
+        self.assertEqual(shipped, [shipped_reference.shipped_path(out, "scan")])
+        self.assertTrue(shipped[0].stat().st_mode & 0o111)
+        got = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+        self.assertEqual(got, ["reference/README.md", "reference/gpulab-scan-reference"])
+        nm = subprocess.run(["nm", str(shipped[0])], capture_output=True, text=True)
+        self.assertIn("no symbols", nm.stderr)
+
+    def test_missing_runner_is_an_error(self):
+        from gpulab import shipped_reference
+        with self.assertRaisesRegex(GpulabError, "was not built"):
+            shipped_reference.ship({"scan": self.tmp / "nope"}, self.tmp / "out", "90")
 
 
 class CtestVerdictTest(unittest.TestCase):

@@ -166,8 +166,9 @@ class KernelTimeTest(unittest.TestCase):
             fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\ncat {tmp}/out.csv\n')
             fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
             with env(GPULAB_NCU=str(fake)):
-                ms, why = ncu.profile_kernel_time(Path("/bin/true"), "shared", "16777216", Path(tmp) / "w", 30)
-            self.assertEqual((round(ms, 6), why), (0.015, ""))
+                prof = ncu.profile_kernel_time(Path("/bin/true"), "shared", "16777216", Path(tmp) / "w", 30)
+            self.assertEqual((round(prof.ms, 6), prof.why), (0.015, ""))
+            self.assertEqual(prof.kernels, ["block_scan", "add_back"])
             argv = log.read_text()
             self.assertIn("--metrics gpu__time_duration.sum --clock-control none", argv)
             self.assertIn("--nvtx-include gpulab:shared/", argv)

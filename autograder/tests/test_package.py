@@ -30,6 +30,11 @@ class PackageTest(TempDir, unittest.TestCase):
             run = z.read("run_autograder").decode()
             self.assertIn("grade /autograder/submission --lab scan --out /autograder/results", run)
 
+    def test_unknown_lab_lists_the_labs(self):
+        course = make_course(self.tmp)
+        with self.assertRaisesRegex(GpulabError, r"'nosuch'.*labs: scan$"):
+            package.cmd_package(course, "nosuch", self.tmp / "a.zip")
+
     def test_needs_solutions(self):
         course = make_course(self.tmp, reference=False)
         with self.assertRaisesRegex(GpulabError, "solutions/scan/"):

@@ -33,7 +33,7 @@ class LauncherTest(TempDir, unittest.TestCase):
         self.build = self.tmp / "course" / "build" / "ci"
         self.launcher = configure_file(REPO / "scripts" / "gpulab.in", self.build / "gpulab", {
             "CMAKE_BINARY_DIR": str(self.build), "PROJECT_SOURCE_DIR": str(REPO),
-            "Python3_EXECUTABLE": sys.executable, "GPULAB_PRESET": "ci"})
+            "Python3_EXECUTABLE": sys.executable, "GPULAB_PRESET": "ci", "GPULAB_PYTHONPATH_COLON": ""})
 
     def run_launcher(self, path: Path) -> subprocess.CompletedProcess:
         return subprocess.run([str(path), "grade", "--help"], capture_output=True, text=True, timeout=60)

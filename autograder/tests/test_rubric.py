@@ -25,6 +25,19 @@ class RubricTest(unittest.TestCase):
         self.assertEqual(r.case_timeout, 2)
         self.assertEqual(r.cases[0].runner_args(), ["--n", "1025", "--seed", "1", "--dist", "uniform"])
 
+    def test_extra_credit_and_manual(self):
+        text = RUBRIC.replace('id = "shared"', 'id = "shared"\nextra_credit = true') + (
+            '\n[[manual]]\nid = "write-up"\nfile = "answers.md"\npoints = 8\ntitle = "questions"\n')
+        r = parse_rubric(text)
+        self.assertEqual((r.max_points, r.extra_credit_points, r.manual_points), (15, 19, 8))
+        self.assertEqual(r.manual[0].file, "answers.md")
+        with self.assertRaisesRegex(GpulabError, "true/false"):
+            parse_rubric(RUBRIC.replace('id = "shared"', 'id = "shared"\nextra_credit = "yes"'))
+        with self.assertRaisesRegex(GpulabError, "both a student file"):
+            parse_rubric(RUBRIC + '\n[[manual]]\nid = "x"\nfile = "scan.cu"\npoints = 1\n')
+        with self.assertRaisesRegex(GpulabError, "manual\\[0\\].points"):
+            parse_rubric(RUBRIC + '\n[[manual]]\nid = "x"\nfile = "a.md"\npoints = 0\n')
+
     def test_2d_sizes_rows_cols_and_string(self):
         text = RUBRIC.replace("n = 65536\nfull", 'rows = 8192\ncols = 4096\nfull').replace(
             "[sanitizers]\nn = 4099", '[sanitizers]\nn = "100x67"')
@@ -51,6 +64,13 @@ class RubricTest(unittest.TestCase):
         self.assertIn("labs/scan/rubric.toml", msg) if hidden is None else None
         for w in words:
             self.assertIn(w, msg)
+
+    def test_library_policy_per_stage(self):
+        r = parse_rubric(RUBRIC.replace('id = "naive"', 'id = "naive"\nlibrary = "block"'))
+        self.assertEqual(r.stage("naive").library, "block")
+        self.assertEqual(r.stage("shared").library, "none")   # the default: the student's own kernels
+        with self.assertRaisesRegex(GpulabError, r"stage\[0\]\.library` must be one of none, block, any"):
+            parse_rubric(RUBRIC.replace('id = "naive"', 'id = "naive"\nlibrary = "cub"'))
 
     def test_errors_are_clear(self):
         self.assertRubricError(RUBRIC.replace("correctness = 10\nsanitizer = 2\nperformance",

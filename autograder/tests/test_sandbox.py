@@ -12,10 +12,13 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from gpulab import proc, sanitizer
+from unittest import mock
+
+from gpulab import proc, sanitizer, seccomp
 from gpulab.ncu import profile_conflicts
 from gpulab.paths import Course
-from gpulab.sandbox import HIDE_EXIT, Sandbox, copy_private_files, read_private_file
+from gpulab.sandbox import (HIDE_EXIT, SECCOMP_FD, Sandbox, SandboxError, copy_private_files, profiling_restricted,
+                            read_private_file)
 
 from tests.helpers import TempDir, env
 
@@ -84,6 +87,99 @@ class WrapTest(TempDir, unittest.TestCase):
         sb = _sandbox(mountns=False)
         sb.hide([self.tmp])
         self.assertEqual(sb.hidden, ())
+
+
+def _jailed(**kw) -> Sandbox:
+    return _sandbox(bwrap="/usr/bin/bwrap", seccomp_filter=Path("/run/f.bpf"), **kw)
+
+
+class JailCommandTest(TempDir, unittest.TestCase):
+    """How the jail's command line is built (no root, no bubblewrap needed)."""
+
+    def test_privileged_profiling_run(self) -> None:
+        sb = _jailed(hidden=(Path("/srv/course"),))
+        argv = sb.wrap(["/opt/ncu", "--export", "r"], cpu_seconds=10, rw=[Path("/tmp/gpulab-ncu-1")],
+                       ro=[Path("/tmp/gpulab-bin-1")], privileged=True, chdir=Path("/tmp/gpulab-ncu-1"))
+        # The filter is opened on fd 9 by sh, which execs bubblewrap with --seccomp 9.
+        self.assertEqual(argv[:6], ["/bin/sh", "-c", SECCOMP_FD, "gpulab-seccomp", "/run/f.bpf", "/usr/bin/bwrap"])
+        self.assertIn("--seccomp", argv)
+        self.assertEqual(argv[argv.index("--seccomp") + 1], "9")
+        for flag in ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
+                     "--new-session"):
+            self.assertIn(flag, argv)
+        self.assertNotIn("--unshare-user", argv)   # CAP_SYS_ADMIN must be the real one for the driver
+        joined = " ".join(argv)
+        self.assertIn("--ro-bind / / --dev /dev", joined)
+        self.assertIn("--proc /proc", joined)
+        self.assertIn("--perms 1777 --tmpfs /tmp", joined)
+        self.assertIn("--tmpfs /srv/course", joined)
+        self.assertIn("--ro-bind /tmp/gpulab-bin-1 /tmp/gpulab-bin-1", joined)
+        self.assertIn("--bind /tmp/gpulab-ncu-1 /tmp/gpulab-ncu-1", joined)
+        self.assertIn("--remount-ro /srv/course", joined)
+        self.assertIn("--cap-drop ALL --cap-add CAP_SYS_ADMIN", joined)
+        self.assertIn("--chdir /tmp/gpulab-ncu-1", joined)
+        # The mounts come before the binds, the binds before the hidden folders turn read-only.
+        self.assertLess(argv.index("/srv/course"), argv.index("/tmp/gpulab-ncu-1"))
+        self.assertNotIn("/usr/bin/setpriv", argv)   # stays root (with CAP_SYS_ADMIN only)
+        self.assertEqual(argv[-3:], ["/opt/ncu", "--export", "r"])
+
+    def test_student_run_drops_to_the_sandbox_user_inside_the_jail(self) -> None:
+        argv = _jailed().wrap(["/tmp/b/runner", "run"], cpu_seconds=10, rw=[Path("/tmp/w")])
+        joined = " ".join(argv)
+        self.assertIn("--cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID", joined)
+        self.assertLess(argv.index("/usr/bin/bwrap"), argv.index("/usr/bin/setpriv"))
+        self.assertLess(argv.index("/usr/bin/setpriv"), argv.index("/usr/bin/prlimit"))
+        self.assertIn("--nproc=256", argv)
+
+    def test_folder_bound_back_inside_a_hidden_one_gets_traversable_parents(self) -> None:
+        sb = _jailed(hidden=(Path("/srv/course"),))
+        argv = sb.wrap(["cmake"], cpu_seconds=10, rw=[Path("/srv/course/build/grading/slot-0/build")])
+        joined = " ".join(argv)
+        for parent in ("/srv/course/build", "/srv/course/build/grading", "/srv/course/build/grading/slot-0"):
+            self.assertIn(f"--perms 0755 --dir {parent} ", joined)
+        self.assertNotIn("--dir /srv/course ", joined)
+        self.assertLess(joined.index("--tmpfs /srv/course"), joined.index("--bind /srv/course/build/grading"))
+
+    def test_privileged_run_without_the_jail_fails_closed(self) -> None:
+        with self.assertRaises(SandboxError):
+            _sandbox().wrap(["ncu"], cpu_seconds=1, privileged=True)
+        with mock.patch("os.geteuid", return_value=0):
+            wrapper, why = _sandbox().profiler_wrap(Path("/tmp/b/runner"), self.tmp, 10)
+        self.assertIsNone(wrapper)
+        self.assertIn("bubblewrap", why)
+
+    def test_profiling_as_the_sandbox_user_where_the_driver_allows_it(self) -> None:
+        params = self.tmp / "params"
+        params.write_text("ResmanDebugLevel: 4294967295\nRmProfilingAdminOnly: 0\n")
+        self.assertIs(profiling_restricted(params), False)
+        params.write_text("RmProfilingAdminOnly: 1\n")
+        self.assertIs(profiling_restricted(params), True)
+        self.assertIsNone(profiling_restricted(self.tmp / "missing"))
+        sb = _jailed(user=(os.getuid(), os.getgid()))
+        scratch = self.tmp / "scratch"
+        scratch.mkdir()
+        with mock.patch("os.geteuid", return_value=0), \
+                mock.patch("gpulab.sandbox.profiling_restricted", return_value=False):
+            wrapper, _ = sb.profiler_wrap(Path("/tmp/b/runner"), scratch, 10)
+        self.assertIn("/usr/bin/setpriv", wrapper)
+        self.assertNotIn("CAP_SYS_ADMIN", wrapper)
+        with mock.patch("os.geteuid", return_value=0), \
+                mock.patch("gpulab.sandbox.profiling_restricted", return_value=True):
+            wrapper, _ = sb.profiler_wrap(Path("/tmp/b/runner"), scratch, 10)
+        self.assertIn("CAP_SYS_ADMIN", wrapper)
+        self.assertNotIn("/usr/bin/setpriv", wrapper)
+
+    def test_seccomp_filter_compiles(self) -> None:
+        try:
+            denied = seccomp.write_filter(self.tmp / "f.bpf")
+        except seccomp.SeccompError as e:
+            self.skipTest(str(e))
+        for name in ("mount", "umount2", "pivot_root", "chroot", "setns", "unshare", "ptrace", "process_vm_writev",
+                     "init_module", "finit_module", "delete_module", "kexec_load", "bpf", "reboot", "swapon"):
+            self.assertIn(name, denied)
+        size = (self.tmp / "f.bpf").stat().st_size
+        self.assertEqual(size % 8, 0)   # whole BPF instructions
+        self.assertGreater(size, 8 * len(denied))
 
 
 class PrivateFilesTest(TempDir, unittest.TestCase):
@@ -171,13 +267,22 @@ class RootSandboxTest(TempDir, unittest.TestCase):
         self.assertEqual((course / "solutions" / "ref.cu").read_text(), "secret\n")   # untouched outside
 
     def test_a_folder_that_cannot_be_hidden_stops_the_run(self) -> None:
-        gone = self.tmp / "gone"
-        gone.mkdir()
+        # Outside /tmp (the jail's /tmp is private: a folder missing there is simply empty), in a
+        # read-only place once jailed, so that its mount point cannot be made.
+        parent = self.course.build if self.sb.jailed and self.course.build else self.tmp
+        if parent is None or not parent.is_dir():
+            self.skipTest("no build tree to make the folder in")
+        gone = Path(tempfile.mkdtemp(prefix="gpulab-test-gone-", dir=parent))
         self.sb.hide([gone])
         gone.rmdir()
-        res = self.sb.run(["true"], timeout=30)
-        self.assertEqual(res.returncode, HIDE_EXIT)
-        self.assertIn("could not hide", res.stderr)
+        res = self.sb.run(["sh", "-c", "echo ran"], timeout=30)
+        self.assertNotEqual(res.returncode, 0)
+        self.assertNotIn("ran", res.stdout)
+        if self.sb.jailed:
+            self.assertIn("bwrap:", res.stderr)
+        else:
+            self.assertEqual(res.returncode, HIDE_EXIT)
+            self.assertIn("could not hide", res.stderr)
 
     def test_saved_output_folder_and_workdir_are_usable(self) -> None:
         self.sb.hide([self.course.source, self.course.build])
@@ -186,12 +291,100 @@ class RootSandboxTest(TempDir, unittest.TestCase):
             if self.sb.user:
                 os.chown(save, *self.sb.user)
             res = self.sb.run(["sh", "-c", f'echo x > "{save}/copy.bin" && echo y > "$HOME/h" && cat "$HOME/h"'],
-                              timeout=30)
+                              timeout=30, rw=[save])
             self.assertEqual(res.returncode, 0, res.stderr)
             self.assertEqual(res.stdout.strip(), "y")
             self.assertEqual((save / "copy.bin").read_text(), "x\n")
         finally:
             shutil.rmtree(save)
+
+    @staticmethod
+    def _snapshot(folders: list[Path]) -> dict[str, tuple[int, int]]:
+        """Listing and mtimes of the folders that are quiet on a shared machine (not /tmp, /, HOME)."""
+        out = {}
+        for f in folders:
+            for p in sorted(f.iterdir()) if f.is_dir() else []:
+                st = p.lstat()
+                out[str(p)] = (st.st_mtime_ns, st.st_size)
+        return out
+
+    def _escape_script(self, targets: list[Path]) -> str:
+        """Tries every way out a root student process could take; prints what worked."""
+        lines = [f'touch "{t}" 2>/dev/null && echo "WROTE {t}"' for t in targets]
+        lines += ['mount -t tmpfs x /mnt 2>/dev/null && echo MOUNTED',
+                  'mount -o remount,rw / 2>/dev/null && echo REMOUNTED',
+                  'unshare -m true 2>/dev/null && echo UNSHARED',
+                  'nsenter -t 1 -m true 2>/dev/null && echo ENTERED',
+                  'echo 1 > /proc/sys/kernel/sysrq 2>/dev/null && echo SYSCTL',
+                  'echo "pid1=$(cat /proc/1/comm)"',
+                  'grep -E "^(CapEff|NoNewPrivs|Seccomp):" /proc/self/status',
+                  'echo "net=$(sed -n "3,\\$p" /proc/net/dev | cut -d: -f1 | tr -d " " | tr "\\n" " ")"',
+                  'echo "dev=$(ls /dev | tr "\\n" " ")"',
+                  'touch "$HOME/ok" && echo SCRATCH-OK']
+        return "\n".join(lines)
+
+    def test_profiling_jail_keeps_root_harmless(self) -> None:
+        """What Nsight Compute's target gets where the counters need root: CAP_SYS_ADMIN, and
+        nothing it can change outside its scratch folder (A)."""
+        if not self.sb.jailed:
+            self.skipTest("no jail here: " + "; ".join(self.sb.notes))
+        src = self.course.source
+        self.sb.hide([src, self.course.build])
+        scratch = self.sb.mkdtemp("gpulab-ncu-")
+        home = Path(os.environ.get("HOME", "/root"))
+        folders = [Path("/"), home, Path("/tmp"), src.parent, src / "autograder" / "gpulab", Path("/usr/local/cuda")]
+        name = f"gpulab-escape-{os.getpid()}"
+        targets = [f / name for f in folders] + [Path("/etc") / name]
+        quiet = [src / "autograder" / "gpulab", Path("/usr/local/cuda")]
+        before = self._snapshot(quiet)
+        try:
+            wrapper = self.sb.wrap([], 60, rw=[scratch], privileged=True, chdir=scratch)
+            res = proc.run(wrapper + ["sh", "-c", self._escape_script(targets)], timeout=60,
+                           env=self.sb.env(scratch), cwd=scratch)
+            out = res.stdout
+            self.assertIn("SCRATCH-OK", out, res.stderr)
+            for word in ("MOUNTED", "REMOUNTED", "UNSHARED", "ENTERED", "SYSCTL"):
+                self.assertNotIn(word, out, out)
+            # Its /tmp is a private tmpfs (written, then gone); everywhere else is read-only.
+            self.assertEqual([ln for ln in out.splitlines() if ln.startswith("WROTE") and " /tmp/" not in ln], [])
+            self.assertIn("CapEff:\t0000000000200000", out)   # CAP_SYS_ADMIN only
+            self.assertRegex(out, r"NoNewPrivs:\s+1")
+            self.assertRegex(out, r"Seccomp:\s+2")
+            self.assertIn("pid1=bwrap", out)                  # its own PID namespace
+            self.assertRegex(out, r"net=lo \n")                # no network but the loopback
+            self.assertNotRegex(out, r"dev=.*\b(sd[a-z]|nvme\d|mem|kmsg)\b")
+            for t in targets:
+                self.assertFalse(t.exists(), t)
+            self.assertEqual(self._snapshot(quiet), before)
+            self.assertTrue((scratch / "ok").is_file())
+        finally:
+            shutil.rmtree(scratch)
+
+    def test_student_build_cannot_reach_the_course(self) -> None:
+        """The student build runs in the jail with the course hidden but its workspace bound
+        back at the same path (B)."""
+        if not self.sb.jailed:
+            self.skipTest("no jail here: " + "; ".join(self.sb.notes))
+        course = Path(tempfile.mkdtemp(prefix="gpulab-course-", dir=self.course.build or "/var/tmp"))
+        try:
+            (course / "solutions").mkdir()
+            (course / "solutions" / "ref.cu").write_text("int reference_secret = 42;\n")
+            ws = course / "build" / "grading" / "slot-0"
+            (ws / "course" / "labs").mkdir(parents=True)
+            (ws / "build").mkdir()
+            (ws / "course" / "labs" / "a.cu").write_text('#include "../../../../../solutions/ref.cu"\n')
+            self.sb.hide([course])
+            script = (f'cd "{ws}/course/labs" && cat ../../../../../solutions/ref.cu; '
+                      f'cat a.cu > "{ws}/build/out.txt" && echo BUILT; touch "{ws}/course/x" 2>/dev/null && echo SRC-WRITABLE')
+            res = self.sb.build(["sh", "-c", script], 60, ws / "build", [ws / "course"])
+            self.assertNotIn("reference_secret", res.stdout + res.stderr)
+            self.assertIn("BUILT", res.stdout, res.stderr)
+            self.assertNotIn("SRC-WRITABLE", res.stdout)
+            self.assertTrue((ws / "build" / "out.txt").is_file())
+            if self.sb.user:
+                self.assertEqual((ws / "build" / "out.txt").stat().st_uid, self.sb.user[0])
+        finally:
+            shutil.rmtree(course)
 
     def test_ncu_profiles_in_the_namespace_and_its_report_comes_back(self) -> None:
         course = self.tmp / "course"

@@ -32,6 +32,36 @@ class SymbolsTest(TempDir, unittest.TestCase):
         self.assertIn("gpulab::measure_gpu", text)
         self.assertIn("mprotect", text)
 
+    def test_nvtx_header_definitions_are_not_tampering(self):
+        # What CUDA 13's NVTX v3 header (included by CUB's device-wide headers) leaves in an
+        # object: weak C definitions. Before the fix every one of them rejected the lab.
+        obj = self.compile("nvtx", 'extern "C" {\n'
+                                   "__attribute__((weak)) int nvtxGlobals_v3[4];\n"
+                                   "__attribute__((weak)) int nvtxInitOnce_v3() { return 0; }\n"
+                                   "__attribute__((weak)) int nvtxDomainRangePushEx_impl_init_v3(void*, const void*) { return 0; }\n"
+                                   "__attribute__((weak)) void* InitializeInjectionNvtx2_fnptr;\n}\n")
+        self.assertEqual(symbols.check_objects([obj], set()), ([], ""))
+
+    def test_nvtx_injection_loader_may_call_dlopen_but_nothing_else_may(self):
+        # NVTX's header loads its tool library with dlopen/dlsym from this one function (its own
+        # section, as every inline function): allowed there, rejected anywhere else.
+        loader = ('#include <dlfcn.h>\nextern "C" inline __attribute__((weak, noinline)) int nvtxInitializeInjectionLibrary_v3(const char* p) '
+                  '{ void* h = dlopen(p, 0); return h && dlsym(h, "InitializeInjectionNvtx2") ? 0 : 1; }\n'
+                  'int lab_uses_nvtx(const char* p) { return nvtxInitializeInjectionLibrary_v3(p); }\n')
+        obj = self.compile("loader", loader)
+        self.assertEqual(symbols.check_objects([obj], set()), ([], ""))
+        obj = self.compile("sneaky", loader + 'void* lab_lookup(void* h) { return dlsym(h, "cudaEventElapsedTime"); }\n')
+        text = "\n".join(symbols.check_objects([obj], set())[0])
+        self.assertIn("calls `dlsym`", text)
+
+    def test_weak_runtime_and_strong_nvtx_definitions_are_still_rejected(self):
+        obj = self.compile("weakbad", 'extern "C" {\n'
+                                      "__attribute__((weak)) int cudaEventElapsedTime(float* m, void*, void*) { *m = 0; return 0; }\n"
+                                      "int nvtxRangePushA_impl_init_v3(const char*) { return 0; }\n}\n")
+        text = "\n".join(symbols.check_objects([obj], set())[0])
+        self.assertIn("cudaEventElapsedTime", text)
+        self.assertIn("nvtxRangePushA_impl_init_v3", text)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -10,7 +10,6 @@ Exit: 0 all as expected, 1 a mismatch, 77 nothing could run (no build / no GPU f
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -20,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpulab import report, tools  # noqa: E402
+from gpulab import leaks, report, tools  # noqa: E402
 from gpulab.grading import Grader, Options  # noqa: E402
 from gpulab.paths import Course  # noqa: E402
 from gpulab.rubric import load_rubric  # noqa: E402
@@ -50,10 +49,13 @@ def materialize(course: Course, lab: str, spec: dict[str, Any], dest: Path) -> P
     for f in rubric.student_files:
         text = (base_dir / f).read_text(encoding="utf-8")
         if f == target:
+            text = spec.get("content", text)   # the whole file (an attack that needs nothing of the base)
             for old, new in spec.get("replace", []):
                 if old not in text:
                     raise SpecError(f"{spec['name']}: text to replace not found in {base_dir / f}: {old[:60]!r}")
                 text = text.replace(old, new)
+            if "prepend_file" in spec:   # a snippet several classes share (testdata/<file>)
+                text = (TESTDATA / spec["prepend_file"]).read_text(encoding="utf-8") + text
             text = spec.get("prepend", "") + text + spec.get("append", "")
         out = sub / "labs" / lab / f
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -72,30 +74,64 @@ def _check_of(lab_grade, key: str):
 
 
 LEAK_MARKER = "GPULAB-LEAK"
-MIN_LEAK_LINE = 16   # shorter lines ("[[case]]", "seed = 2") could appear in any report
 
 
 def leaked_lines(course: Course, rels: list[str], graded: Path) -> list[str]:
     """Lines of the instructor files `rels` (and the classes' marker) found in anything the grader
-    wrote for this submission (report.md, results.json, grade.json, logs)."""
+    wrote for this submission (report.md, results.json, grade.json, logs): gpulab.leaks' rule."""
     wanted = {LEAK_MARKER}
     for rel in rels:
         path = course.source / rel
         if not path.is_file():
             raise SpecError(f"no_leak: {rel} is not in the course")
-        wanted |= {ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if len(ln.strip()) >= MIN_LEAK_LINE}
-    found = []
-    for f in sorted(graded.rglob("*")):
-        if not f.is_file():
-            continue
-        text = f.read_bytes().decode("utf-8", errors="replace")
-        for w in sorted(wanted):
-            if w in text or json.dumps(w)[1:-1] in text:
-                found.append(f"{f.relative_to(graded)}: {w[:60]!r}")
+        wanted |= leaks.telling_lines(leaks.read_text(path))
+    return leaks.find(wanted, graded)
+
+
+ESCAPE_MARKER = "gpulab-escaped"   # the name prefix of every file the writes-everywhere classes try to leave
+
+
+def _folders(course: Course, names: list[str]) -> list[tuple[Path, bool]]:
+    """(folder, search recursively) for the spec's folder names: absolute paths, $HOME, and
+    @course, @course_parent, @grader (the grader's package), @build, @work (the grading workspace,
+    searched recursively: the student's file lies inside it)."""
+    import gpulab  # noqa: PLC0415
+    build = course.require_build()
+    named = {"@course": course.source, "@course_parent": course.source.parent, "@grader": Path(gpulab.__file__).parent,
+             "@build": build, "@work": build / "grading", "$HOME": Path(os.environ.get("HOME", "/root"))}
+    out = []
+    for n in names:
+        if n not in named and not n.startswith("/"):
+            raise SpecError(f"unknown folder {n!r} (an absolute path, $HOME, or one of {', '.join(named)})")
+        out.append((Path(named.get(n, n)), n == "@work"))
+    return out
+
+
+def escaped_files(course: Course, names: list[str]) -> set[str]:
+    """Files named gpulab-escaped* in those folders (the student code's attempts that worked)."""
+    found = set()
+    for folder, deep in _folders(course, names):
+        if folder.is_dir():
+            pattern = f"**/{ESCAPE_MARKER}*" if deep else f"{ESCAPE_MARKER}*"
+            found |= {str(p) for p in folder.glob(pattern)}
     return found
 
 
-def compare(spec: dict[str, Any], sub, leaks: list[str] | None = None) -> tuple[str, str, list[str]]:
+def listing(course: Course, names: list[str]) -> dict[str, tuple[int, int]]:
+    """Name -> (mtime, size) of every entry directly in those folders (quiet folders only;
+    __pycache__ is the grader's own, written when it imports a module late)."""
+    out = {}
+    for folder, _ in _folders(course, names):
+        for p in sorted(folder.iterdir()) if folder.is_dir() else []:
+            if p.name == "__pycache__":
+                continue
+            st = p.lstat()
+            out[str(p)] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def compare(spec: dict[str, Any], sub, leaks: list[str] | None = None,
+            writes: list[str] | None = None) -> tuple[str, str, list[str]]:
     """(expected, got, mismatches) in words, for the table."""
     exp = spec.get("expect", {})
     lab = sub.labs[0]
@@ -149,6 +185,15 @@ def compare(spec: dict[str, Any], sub, leaks: list[str] | None = None) -> tuple[
             got.append(f"{stage} not timed: {c.summary[:80]}")
             if c.points > 0:
                 bad.append(f"{stage}.performance: {c.points:g} points without a measured time")
+    for key, text in exp.get("messages", {}).items():
+        c = _check_of(lab, key)
+        want.append(f"{key} says {text!r}")
+        if c is None or text not in c.summary:
+            bad.append(f"{key}: {c.summary[:200] if c else 'absent'} (want it to say {text!r})")
+    if "no_writes" in exp or "unchanged" in exp:
+        want.append("nothing written outside the student's private folders")
+        if writes:
+            bad.append("student code changed the machine: " + "; ".join(writes[:6]))
     if "no_leak" in exp:
         want.append("nothing of " + ", ".join(exp["no_leak"]) + " in the reports")
         if leaks:
@@ -227,14 +272,24 @@ def main() -> int:
                            case_timeout=spec.get("case_timeout"), log=lambda m: None)
             grader = Grader(course, course.require_build() / "grading", opts)
             graded = out / "graded" / lab / spec["name"]
+            exp = spec.get("expect", {})
+            try:
+                before = (escaped_files(course, exp.get("no_writes", [])), listing(course, exp.get("unchanged", [])))
+            except SpecError as e:
+                rows.append([lab, spec["name"], spec.get("class", ""), "-", str(e), "BROKEN"])
+                failures += 1
+                continue
             g = grader.grade(sub_dir, graded, [lab])
+            after = (escaped_files(course, exp.get("no_writes", [])), listing(course, exp.get("unchanged", [])))
+            writes = sorted(after[0] - before[0]) + [f"{k} changed" for k in sorted(set(before[1]) | set(after[1]))
+                                                     if before[1].get(k) != after[1].get(k)]
             report.write_all(g, graded)
             ran += 1
             try:
-                leaks = leaked_lines(course, spec.get("expect", {}).get("no_leak", []), graded)
+                leaks = leaked_lines(course, exp.get("no_leak", []), graded)
             except SpecError as e:
                 leaks = [str(e)]
-            want, got, bad = compare(spec, g, leaks)
+            want, got, bad = compare(spec, g, leaks, writes)
             failures += bool(bad)
             rows.append([lab, spec["name"], spec.get("class", ""), want, got if not bad else "; ".join(bad),
                          "ok" if not bad else "MISMATCH"])

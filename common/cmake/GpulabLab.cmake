@@ -1,4 +1,7 @@
-# gpulab_add_lab(<lab> STUDENT_FILES <files...> HARNESS <files...> TESTS <files...> [LIBS <targets...>])
+# gpulab_add_lab(<lab> HARNESS <files...> TESTS <files...> [LIBS <targets...>])
+#
+# The student files are read from labs/<lab>/rubric.toml (student_files = [...]): the rubric is
+# the one place they are written down (the runner's `list` names them too; a test holds it to it).
 #
 # Builds, for each implementation present:
 #   <lab>-student / <lab>-reference    library: the lab's harness (stage table) + that implementation
@@ -6,11 +9,22 @@
 #   test-<lab>-student / -reference    the lab's Catch2 tests
 # The student implementation is the files in labs/<lab>/; the reference is the same file names in
 # solutions/<lab>/, built only when that folder exists (students receive the course without it).
-# ctest runs the tests against the reference when there is one, otherwise against the student's
-# files; GPU tests carry the label `gpu` and report SKIPPED (exit 77) on a machine without a GPU.
+# ctest runs the tests against the reference when there is one, otherwise (the handout) against the
+# student's files; the starter check (<lab>.starter.*) exists only where the reference does. GPU
+# tests carry the label `gpu` and report SKIPPED (exit 77) on a machine without a GPU.
 function(gpulab_add_lab lab)
-  cmake_parse_arguments(ARG "" "" "STUDENT_FILES;HARNESS;TESTS;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "HARNESS;TESTS;LIBS" ${ARGN})
   set(lab_dir ${CMAKE_CURRENT_SOURCE_DIR})
+  if(NOT EXISTS ${lab_dir}/rubric.toml)
+    message(FATAL_ERROR "gpulab: ${lab_dir}/rubric.toml is missing: it lists the lab's student files "
+                        "(student_files = [...]). Restore it from a fresh copy of the course.")
+  endif()
+  file(STRINGS ${lab_dir}/rubric.toml files_line REGEX "^student_files *=")
+  if(NOT files_line MATCHES "\\[([^]]*)\\]")
+    message(FATAL_ERROR "gpulab: ${lab_dir}/rubric.toml has no line student_files = [\"file.cu\", ...]")
+  endif()
+  string(REGEX REPLACE "[\" ]" "" files "${CMAKE_MATCH_1}")
+  string(REPLACE "," ";" ARG_STUDENT_FILES "${files}")
   set(solution_dir ${PROJECT_SOURCE_DIR}/solutions/${lab})
 
   set(impls student)
@@ -63,9 +77,24 @@ function(gpulab_add_lab lab)
   set_tests_properties(${lab}.runner.cpu PROPERTIES LABELS "cpu;${lab}")
   add_test(NAME ${lab}.runner.gpu COMMAND gpulab-${lab}-${test_impl} run --where gpu --reps 2 --warmup 1 --require-gpu)
   set_tests_properties(${lab}.runner.gpu PROPERTIES LABELS "gpu;${lab}" SKIP_RETURN_CODE 77)
-  # The untouched starter: every student stage says TODO; none crashes, none passes.
-  add_test(NAME ${lab}.starter.cpu COMMAND gpulab-${lab}-student run --where cpu --check-starter)
-  set_tests_properties(${lab}.starter.cpu PROPERTIES LABELS "cpu;${lab}")
-  add_test(NAME ${lab}.starter.gpu COMMAND gpulab-${lab}-student run --where gpu --check-starter --require-gpu)
-  set_tests_properties(${lab}.starter.gpu PROPERTIES LABELS "gpu;${lab}" SKIP_RETURN_CODE 77)
+  # The untouched starter: every student stage says TODO; none crashes, none passes. Instructor
+  # tree only: in the handout the student files are the student's work, and a stage that is done
+  # must not fail a test (the handout's tests above test the student's code instead).
+  if(IS_DIRECTORY ${solution_dir})
+    add_test(NAME ${lab}.starter.cpu COMMAND gpulab-${lab}-student run --where cpu --check-starter)
+    set_tests_properties(${lab}.starter.cpu PROPERTIES LABELS "cpu;${lab}")
+    add_test(NAME ${lab}.starter.gpu COMMAND gpulab-${lab}-student run --where gpu --check-starter --require-gpu)
+    set_tests_properties(${lab}.starter.gpu PROPERTIES LABELS "gpu;${lab}" SKIP_RETURN_CODE 77)
+  endif()
+  # The runner's messages: a TODO names the stage's file (the untouched starter: instructor tree
+  # only; GPU stages on the GPU machine, a lab with CPU student stages adds a CPU copy of this
+  # test); a misspelt --param is refused.
+  if(IS_DIRECTORY ${solution_dir})
+    add_test(NAME ${lab}.starter.todo-names-file COMMAND gpulab-${lab}-student run --where gpu --no-time --require-gpu)
+    set_tests_properties(${lab}.starter.todo-names-file PROPERTIES LABELS "gpu;${lab}" SKIP_RETURN_CODE 77
+                         PASS_REGULAR_EXPRESSION "TODO: write it in labs/${lab}/[a-z_]+\\.cu")
+  endif()
+  add_test(NAME ${lab}.runner.unknown-knob COMMAND gpulab-${lab}-${test_impl} run --where cpu --no-time --param nosuchknob=1)
+  set_tests_properties(${lab}.runner.unknown-knob PROPERTIES LABELS "cpu;${lab}"
+                       PASS_REGULAR_EXPRESSION "--param nosuchknob=1: unknown knob")
 endfunction()

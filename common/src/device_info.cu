@@ -50,6 +50,14 @@ std::string no_gpu_line() {
   return "gpulab: GPU work skipped — " + no_gpu_reason() + ". Run on the GPU machine for the GPU stages.";
 }
 
+int multiprocessors() {
+  static const int sms = [] {
+    const auto d = query_device();
+    return d ? d->multiprocessors : 1;
+  }();
+  return sms;
+}
+
 std::optional<DeviceInfo> query_device() {
   if (!gpu_available()) return std::nullopt;
   DeviceInfo info;

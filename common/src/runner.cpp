@@ -91,8 +91,9 @@ std::variant<std::vector<unsigned char>, std::string> load_saved_output(const st
 
 namespace {
 
-StageResult check_stage_keeping(const Stage& stage, const Problem& problem, std::unique_ptr<StageInstance>& kept,
+StageResult check_stage_keeping(const Stage& stage, const Problem& given, std::unique_ptr<StageInstance>& kept,
                                 const SaveOutput* save) {
+  const Problem problem = stage.with_defaults(given);
   StageResult result;
   result.stage = stage.id;
   try {
@@ -161,7 +162,7 @@ StageResult verify_stage_output(const Stage& stage, const Problem& problem, std:
   StageResult result;
   result.stage = stage.id;
   try {
-    auto instance = stage.prepare(problem);
+    auto instance = stage.prepare(stage.with_defaults(problem));
     const CheckResult check = instance->check_output(bytes);
     result.status = check.ok ? StageStatus::pass : StageStatus::fail;
     result.message = check.ok ? std::string{} : check.to_string();
@@ -170,6 +171,10 @@ StageResult verify_stage_output(const Stage& stage, const Problem& problem, std:
     result.message = e.what();
   }
   return result;
+}
+
+void add_percent_of_copy(StageResult& r) {
+  if (r.gbps && gpu_available()) r.percent_of_copy = 100.0 * *r.gbps / measure_copy_bandwidth().best_gbps();
 }
 
 StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& options) {

@@ -157,7 +157,8 @@ int cmd_list(const Lab& lab, const std::string& format_name) {
   const auto format = make_format(format_name);
   if (format == OutputFormat::json) {
     nlohmann::ordered_json doc{{"lab", lab.id}, {"title", lab.title}, {"implementation", std::string(implementation_name())},
-                               {"student_files", lab.student_files}};
+                               {"student_files", nlohmann::ordered_json::array()}};
+    for (const auto& f : lab.student_files) doc["student_files"].push_back("labs/" + lab.id + "/" + f);
     doc["stages"] = nlohmann::ordered_json::array();
     for (const auto& s : lab.stages)
       doc["stages"].push_back({{"id", s.id},
@@ -166,7 +167,10 @@ int cmd_list(const Lab& lab, const std::string& format_name) {
                                {"role", std::string(role_name(s.role))},
                                {"must_be_conflict_free", s.must_be_conflict_free},
                                {"expect_conflicts", s.expect_conflicts},
-                               {"source", s.source}});
+                               {"source", s.source},
+                               {"file", s.file.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(lab.path_of(s))},
+                               {"knobs", s.knobs},
+                               {"defaults", s.defaults}});
     doc["experiments"] = nlohmann::ordered_json::array();
     for (const auto& e : lab.experiments)
       doc["experiments"].push_back({{"id", e.id}, {"title", e.title}, {"needs_gpu", e.needs_gpu}});
@@ -174,7 +178,7 @@ int cmd_list(const Lab& lab, const std::string& format_name) {
     return kExitOk;
   }
   Table stages({{"stage", "stage"}, {"where", "where"}, {"role", "role"}, {"banks", "banks"}, {"title", "title"}, {"source", "source"}},
-               lab.title + " — stages (" + lab.student_files + ")");
+               lab.title + " — stages (" + lab.student_files_text() + ")");
   for (const auto& s : lab.stages)
     stages.add_row({s.id, std::string(where_name(s.where)), std::string(role_name(s.role)),
                     std::string(s.must_be_conflict_free ? "conflict-free" : s.expect_conflicts ? "conflicts" : ""),
@@ -221,9 +225,13 @@ std::vector<const Stage*> select_stages(const Lab& lab, const RunCommand& cmd) {
   return selected;
 }
 
-std::string short_message(const StageResult& r) {
+std::string short_message(const Lab& lab, const StageResult& r) {
   std::string m = r.message.substr(0, r.message.find('\n'));
-  if (r.status == StageStatus::todo) return "TODO: write it in your student file";
+  if (r.status == StageStatus::todo) {
+    const Stage* s = lab.find_stage(r.stage);
+    const std::string path = s ? lab.path_of(*s) : std::string();
+    return "TODO: write it in " + (path.empty() ? std::string("your student file") : path);
+  }
   return m.size() > 90 ? m.substr(0, 87) + "..." : m;
 }
 
@@ -235,6 +243,7 @@ int cmd_run(const Lab& lab, const RunCommand& cmd) {
   options.time = !cmd.no_time && !cmd.check_starter;
   if (!cmd.save_output.empty()) options.save_output = SaveOutput{cmd.save_output, lab.id};
   const auto selected = select_stages(lab, cmd);
+  lab.check_knobs(options.problem, selected);
   bool any_gpu = false;
   for (const auto* s : selected) any_gpu |= s->where == Where::gpu;
   if (auto code = handle_missing_gpu(any_gpu, cmd.common.require_gpu)) return *code;
@@ -259,7 +268,7 @@ int cmd_run(const Lab& lab, const RunCommand& cmd) {
   for (std::size_t i = 0; i < results.size(); ++i) {
     auto& r = results[i];
     if (!r.timing) continue;
-    if (copy && selected[i]->where == Where::gpu && r.gbps) r.percent_of_copy = 100.0 * *r.gbps / copy->best_gbps();
+    if (copy && selected[i]->where == Where::gpu) add_percent_of_copy(r);
     if (cpu_ms) r.speedup_vs_cpu = *cpu_ms / r.timing->median_ms;
   }
 
@@ -312,7 +321,7 @@ int cmd_run(const Lab& lab, const RunCommand& cmd) {
       table.add_row({r.stage, std::string(to_string(r.status)),
                      opt(r.timing ? std::optional<double>(r.timing->median_ms) : std::nullopt), opt(r.gbps),
                      opt(r.percent_of_copy), opt(gelem), opt(r.speedup_vs_cpu), opt(r.launches),
-                     opt(r.predicted_launches), short_message(r)});
+                     opt(r.predicted_launches), short_message(lab, r)});
     }
     if (copy)
       table.add_note("copy roof: " + std::to_string(static_cast<long>(copy->best_gbps())) +
@@ -362,10 +371,17 @@ int cmd_experiment(const Lab& lab, const ExperimentCommand& cmd) {
     throw UsageError("experiment " + cmd.id + ": no such experiment in lab " + lab.id + "; experiments: " +
                      (ids.empty() ? "(none)" : ids));
   }
-  if (auto code = handle_missing_gpu(experiment->needs_gpu, cmd.common.require_gpu)) return *code;
-  if (experiment->needs_gpu && !gpu_available()) return kExitOk;
   ExperimentContext ctx;
+  ctx.lab = &lab;
   ctx.base = make_problem(lab, cmd.common);
+  lab.check_knobs(ctx.base, {}, experiment);
+  if (auto code = handle_missing_gpu(experiment->needs_gpu, cmd.common.require_gpu)) return *code;
+  if (experiment->needs_gpu && !gpu_available()) {
+    // Say what did not happen: a CSV left from an earlier run must not pass for this one's.
+    std::cerr << "experiment " << experiment->id << " needs a GPU: nothing measured"
+              << (cmd.csv.empty() ? std::string() : ", --csv " + cmd.csv + " not written") << "\n";
+    return kExitOk;
+  }
   ctx.measure = make_measure(cmd.common);
   ctx.quick = cmd.quick;
   const Table table = experiment->run(ctx);
@@ -397,6 +413,7 @@ int cmd_verify(const Lab& lab, const VerifyCommand& cmd) {
   for (const auto* s : stages) any_gpu |= s->where == Where::gpu;
   if (auto code = handle_missing_gpu(any_gpu, cmd.common.require_gpu)) return *code;
   const Problem problem = make_problem(lab, cmd.common);
+  lab.check_knobs(problem, stages);
   nlohmann::ordered_json doc{{"lab", lab.id},
                              {"verifier", std::string(implementation_name())},
                              {"problem", problem_json(problem)},

@@ -1,4 +1,4 @@
-// Your file, part 3 of 4: colored prefix sums (README.md, "Stage 8"; seed 000 §4, Fig. 2).
+// Your file, part 3 of 4: colored prefix sums (extra credit; README.md, "Stages, in order"; seed 000 §4, Fig. 2).
 //   colored-direct         colored_exclusive_scan_direct
 //   colored-conflict-free  colored_exclusive_scan_conflict_free
 // d = ws.config.colors (1..16) colors; d_colors[i] is element i's color.
@@ -47,7 +47,7 @@ void colored_exclusive_scan_conflict_free(const int* d_values, const std::uint8_
                                           std::size_t n, ScanWorkspace& ws) {
   // Offset step: transpose counts into trans[t * kColoredTransposeStride + c] (all 32 lanes, one
   // color per instruction), walk trans[j * kColoredTransposeStride + c] with lane c, transpose
-  // back. Why is the stride 17 and not 16? (README, question 5.) Must show 0 excess wavefronts.
+  // back. Why an odd stride? Must show 0 excess wavefronts.
   (void)d_values, (void)d_colors, (void)d_out, (void)n, (void)ws;
   gpulab::not_implemented("colored-conflict-free");
 }

@@ -1,5 +1,5 @@
 // Your file, part 4 of 4: stream compaction, keep the non-zero elements in order (README.md,
-// "Stage 9"; seed 003).
+// "Stages, in order"; seed 003).
 //   cpu-compact        compact_cpu             one pass, no scan
 //   cpu-compact-scan   compact_cpu_with_scan   map, scan, scatter on the CPU
 //   compact            compact                 map, scan, scatter on the GPU
@@ -23,7 +23,7 @@ std::size_t compact_cpu(const int* in, int* out, std::size_t n) {
 
 std::size_t compact_cpu_with_scan(const int* in, int* out, std::size_t n) {
   // flags[i] = in[i] != 0; indices = exclusive_scan_cpu(flags); out[indices[i]] = in[i] where
-  // flags[i]; the count is indices[n-1] + flags[n-1]. Slower than compact_cpu: why? (README)
+  // flags[i]; the count is indices[n-1] + flags[n-1]. Slower than compact_cpu: why? (README.md, "Write-up questions", 9)
   (void)in, (void)out, (void)n;
   gpulab::not_implemented("cpu-compact-scan");
 }

@@ -4,61 +4,31 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gpulab/cuda_check.hpp"
 #include "gpulab/device_info.hpp"
-#include "gpulab/lab.hpp"
-#include "gpulab/runner.hpp"
+#include "gpulab/experiments.hpp"
 #include "scan.cuh"
 #include "scan_model.hpp"
 
 namespace {
 
 using namespace gpulab;
-// One timed run of a stage on a problem; failures and TODOs come back with their status.
-StageResult time_stage(const Lab& lab, const std::string& id, const Problem& p, const MeasureOptions& m) {
-  RunOptions options;
-  options.problem = p;
-  options.measure = m;
-  return run_stage(lab, *lab.find_stage(id), options);
-}
-
-Cell ms_cell(const StageResult& r) { return r.timing ? Cell{r.timing->median_ms} : Cell{}; }
-Cell opt_cell(const std::optional<double>& v) { return v ? Cell{*v} : Cell{}; }
-Cell percent_of_copy(const StageResult& r) {
-  if (!r.gbps) return {};
-  return Cell{100.0 * *r.gbps / measure_copy_bandwidth().best_gbps()};
-}
-
-std::string pow2_name(std::size_t n) {
-  if (n != 0 && (n & (n - 1)) == 0) return "2^" + std::to_string(scan::ceil_log2(n));
-  return std::to_string(n);
-}
-
-void progress(const std::string& experiment, const std::string& what) {
-  std::cerr << experiment << ": " << what << "\n" << std::flush;
-}
 
 Table size_sweep(const ExperimentContext& ctx) {
-  const Lab lab = make_lab();
-  Table t({{"stage", "stage"},
-           {"n", "n"},
-           {"status", "status"},
-           {"median_ms", "median ms", 4},
-           {"gbps", "GB/s", 1},
-           {"percent_of_copy", "% copy", 1},
-           {"elements_per_s", "elem/s", 0},
-           {"vs_cub", "vs CUB", 3}},
-          "scan: time against n (every GPU stage and baseline)");
+  std::vector<Column> columns{{"stage", "stage"}, {"n", "n"}};
+  for (auto& c : result_columns()) columns.push_back(c);
+  columns.push_back({"elements_per_s", "elem/s", 0});
+  columns.push_back({"vs_cub", "vs CUB", 3});
+  Table t(columns, "scan: time against n (every GPU stage and baseline)");
   const int lo = ctx.quick ? 10 : 6, hi = ctx.quick ? 16 : 28;
   // The baselines first: every other row is compared with CUB's time for the same problem
   // (compaction with cub::DeviceSelect, everything else with cub::DeviceScan).
   std::vector<std::string> ids{"cub", "cub-compact"};
-  for (const auto& s : lab.stages)
+  for (const auto& s : ctx.lab->stages)
     if (s.where == Where::gpu && s.id != "cub" && s.id != "cub-compact") ids.push_back(s.id);
   auto is_compaction = [](const std::string& id) { return id == "compact" || id == "cub-compact"; };
   for (int k = lo; k <= hi; ++k) {
@@ -67,14 +37,17 @@ Table size_sweep(const ExperimentContext& ctx) {
     progress("size-sweep", "n = 2^" + std::to_string(k));
     std::optional<double> cub_scan_ms, cub_compact_ms;
     for (const auto& id : ids) {
-      const auto r = time_stage(lab, id, p, ctx.measure);
+      const auto r = time_stage(ctx, id, p);
       if (id == "cub" && r.timing) cub_scan_ms = r.timing->median_ms;
       if (id == "cub-compact" && r.timing) cub_compact_ms = r.timing->median_ms;
       const auto& cub_ms = is_compaction(id) ? cub_compact_ms : cub_scan_ms;
       std::optional<double> vs;
       if (cub_ms && r.timing) vs = *cub_ms / r.timing->median_ms;
-      t.add_row({id, static_cast<std::int64_t>(p.n), std::string(to_string(r.status)), ms_cell(r), opt_cell(r.gbps),
-                 percent_of_copy(r), opt_cell(r.elements_per_s), opt_cell(vs)});
+      std::vector<Cell> row{id, static_cast<std::int64_t>(p.n)};
+      for (auto& c : result_cells(r)) row.push_back(c);
+      row.push_back(cell(r.elements_per_s));
+      row.push_back(cell(vs));
+      t.add_row(row);
     }
   }
   t.add_note("GB/s counts the model's bytes (8n for a scan, 9n colored, 4(n + kept) compaction)");
@@ -83,30 +56,12 @@ Table size_sweep(const ExperimentContext& ctx) {
 }
 
 Table block_sweep(const ExperimentContext& ctx) {
-  const Lab lab = make_lab();
-  Table t({{"stage", "stage"},
-           {"block", "block"},
-           {"n", "n"},
-           {"status", "status"},
-           {"median_ms", "median ms", 4},
-           {"gbps", "GB/s", 1},
-           {"percent_of_copy", "% copy", 1}},
-          "scan: threads per block (--param block), n = " + pow2_name(ctx.base.n));
-  const std::vector<std::string> ids{"naive", "work-efficient", "work-efficient-compact-threads", "shared",
-                                     "shared-conflict-free", "three-round", "single-pass", "compact"};
-  const std::vector<int> blocks = ctx.quick ? std::vector<int>{64, 256, 1024} : std::vector<int>{32, 64, 128, 256, 512, 1024};
-  for (const auto& id : ids) {
-    progress("block-sweep", id);
-    for (int b : blocks) {
-      Problem p = ctx.base;
-      if (ctx.quick) p.n = std::size_t{1} << 16;
-      p.params["block"] = b;
-      const auto r = time_stage(lab, id, p, ctx.measure);
-      t.add_row({id, static_cast<std::int64_t>(b), static_cast<std::int64_t>(p.n), std::string(to_string(r.status)),
-                 ms_cell(r), opt_cell(r.gbps), percent_of_copy(r)});
-    }
-  }
-  return t;
+  const std::vector<long long> blocks =
+      ctx.quick ? std::vector<long long>{64, 256, 1024} : std::vector<long long>{32, 64, 128, 256, 512, 1024};
+  return sweep(ctx, {"block-sweep", "scan: threads per block (--param block), n = " + size_name(ctx.base.n),
+                     {"naive", "work-efficient", "work-efficient-compact-threads", "shared", "shared-conflict-free",
+                      "three-round", "single-pass", "compact"},
+                     "block", blocks, ctx.quick ? std::optional<std::size_t>(std::size_t{1} << 16) : std::nullopt});
 }
 
 // The AGPU multiplicity of alpha-matrix as CUDA counts it: blocks of kAlphaWarpsPerBlock warps
@@ -118,85 +73,56 @@ __global__ void alpha_occupancy_probe(int* sink) {
 }
 
 Table alpha_sweep(const ExperimentContext& ctx) {
-  const Lab lab = make_lab();
-  Table t({{"alpha", "alpha"},
-           {"n", "n"},
-           {"status", "status"},
-           {"median_ms", "median ms", 4},
-           {"gbps", "GB/s", 1},
-           {"percent_of_copy", "% copy", 1},
-           {"shared_bytes_per_block", "smem/block"},
-           {"blocks_per_sm", "blocks/SM"},
-           {"occupancy", "occupancy", 3},
-           {"conflict_way", "conflict way"},
-           {"seed_bound", "seed bound"}},
-          "alpha-matrix: rows alpha of the alpha x (b+1) matrix (seed 004 §6, Fig. 12), n = " + pow2_name(ctx.base.n));
-  const auto device = query_device();
   int max_threads_per_sm = 2048;
   GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&max_threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, 0));
-  std::vector<int> alphas;
+  std::vector<long long> alphas;
   if (ctx.quick) alphas = {1, 4, 16, 32};
   else
     for (int a = 1; a <= 32; ++a) alphas.push_back(a);
-  for (int a : alphas) {
-    Problem p = ctx.base;
-    if (ctx.quick) p.n = std::size_t{1} << 16;
-    p.params["alpha"] = a;
-    progress("alpha-sweep", "alpha = " + std::to_string(a));
-    const auto r = time_stage(lab, "alpha-matrix", p, ctx.measure);
-    const std::size_t shared = scan::alpha_matrix_shared_bytes(a);
-    int blocks = 0;
-    GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, alpha_occupancy_probe,
-                                                                    scan::kAlphaWarpsPerBlock * 32, shared));
-    const double occupancy = static_cast<double>(blocks * scan::kAlphaWarpsPerBlock * 32) / max_threads_per_sm;
-    const auto model = scan::model::summarize(scan::model::alpha_load_requests(a));
-    t.add_row({static_cast<std::int64_t>(a), static_cast<std::int64_t>(p.n), std::string(to_string(r.status)),
-               ms_cell(r), opt_cell(r.gbps), percent_of_copy(r), static_cast<std::int64_t>(shared),
-               static_cast<std::int64_t>(blocks), occupancy, static_cast<std::int64_t>(model.max_way),
-               static_cast<std::int64_t>(scan::model::alpha_conflict_bound(a))});
-  }
-  if (device) t.add_note("device: " + device->name);
+  Table t = sweep(
+      ctx, {"alpha-sweep", "alpha-matrix: rows alpha of the alpha x (b+1) matrix (seed 004 §6, Fig. 12), n = " + size_name(ctx.base.n),
+            {"alpha-matrix"}, "alpha", alphas, ctx.quick ? std::optional<std::size_t>(std::size_t{1} << 16) : std::nullopt,
+            {{"shared_bytes_per_block", "smem/block"}, {"blocks_per_sm", "blocks/SM"}, {"occupancy", "occupancy", 3},
+             {"conflict_way", "conflict way"}, {"seed_bound", "seed bound"}},
+            [&](const std::string&, long long a, const StageResult&) -> std::vector<Cell> {
+              const std::size_t shared = scan::alpha_matrix_shared_bytes(static_cast<int>(a));
+              int blocks = 0;
+              GPULAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, alpha_occupancy_probe,
+                                                                              scan::kAlphaWarpsPerBlock * 32, shared));
+              const double occupancy = static_cast<double>(blocks * scan::kAlphaWarpsPerBlock * 32) / max_threads_per_sm;
+              const auto model = scan::model::summarize(scan::model::alpha_load_requests(static_cast<int>(a)));
+              return {static_cast<std::int64_t>(shared), static_cast<std::int64_t>(blocks), occupancy,
+                      static_cast<std::int64_t>(model.max_way),
+                      static_cast<std::int64_t>(scan::model::alpha_conflict_bound(static_cast<int>(a)))};
+            }});
+  if (const auto device = query_device()) t.add_note("device: " + device->name);
   t.add_note("occupancy: resident threads / max per SM for the prescribed layout (4 warps, alpha * 33 ints each)");
   t.add_note("conflict way: bank model of the load into the matrix; seed bound: min(ceil(b/alpha), alpha)");
   return t;
 }
 
 Table colors_sweep(const ExperimentContext& ctx) {
-  const Lab lab = make_lab();
-  Table t({{"stage", "stage"},
-           {"colors", "d"},
-           {"n", "n"},
-           {"status", "status"},
-           {"median_ms", "median ms", 4},
-           {"gbps", "GB/s", 1},
-           {"percent_of_copy", "% copy", 1},
-           {"model_excess_per_request", "excess/request"},
-           {"model_offset_excess", "excess/page"},
-           {"model_max_way", "max way"},
-           {"model_128bit_excess", "excess/page 128-bit"}},
-          "colored prefix sums against d (seed 000 §4, Fig. 2), n = " + pow2_name(ctx.base.n));
-  std::vector<int> ds;
+  std::vector<long long> ds;
   if (ctx.quick) ds = {1, 2, 8, 16};
   else
     for (int d = 1; d <= scan::kMaxColors; ++d) ds.push_back(d);
-  for (const std::string id : {"colored-direct", "colored-conflict-free"}) {
-    progress("colors-sweep", id);
-    for (int d : ds) {
-      Problem p = ctx.base;
-      if (ctx.quick) p.n = std::size_t{1} << 16;
-      p.params["colors"] = d;
-      const auto r = time_stage(lab, id, p, ctx.measure);
-      const bool conflict_free = id == "colored-conflict-free";
-      const auto model = scan::model::summarize(scan::model::colored_offset_requests(d, conflict_free));
-      // The conflict-free walk (stride 17) stays 32-bit; the direct one compiles to 128-bit accesses.
-      const long compiled =
-          conflict_free ? model.excess() : scan::model::summarize(scan::model::colored_direct_walk_128bit_requests(d)).excess();
-      t.add_row({id, static_cast<std::int64_t>(d), static_cast<std::int64_t>(p.n), std::string(to_string(r.status)),
-                 ms_cell(r), opt_cell(r.gbps), percent_of_copy(r), static_cast<std::int64_t>(model.worst_excess),
-                 static_cast<std::int64_t>(model.excess()), static_cast<std::int64_t>(model.max_way),
-                 static_cast<std::int64_t>(compiled)});
-    }
-  }
+  Table t = sweep(
+      ctx, {"colors-sweep", "colored prefix sums against d (seed 000 §4, Fig. 2), n = " + size_name(ctx.base.n),
+            {"colored-direct", "colored-conflict-free"}, "colors", ds,
+            ctx.quick ? std::optional<std::size_t>(std::size_t{1} << 16) : std::nullopt,
+            {{"model_excess_per_request", "excess/request"}, {"model_offset_excess", "excess/page"},
+             {"model_max_way", "max way"}, {"model_128bit_excess", "excess/page 128-bit"}},
+            [](const std::string& id, long long d, const StageResult&) -> std::vector<Cell> {
+              const bool conflict_free = id == "colored-conflict-free";
+              const auto model = scan::model::summarize(scan::model::colored_offset_requests(static_cast<int>(d), conflict_free));
+              // The conflict-free walk (stride 17) stays 32-bit; the direct one compiles to 128-bit accesses.
+              const long compiled = conflict_free ? model.excess()
+                                                  : scan::model::summarize(scan::model::colored_direct_walk_128bit_requests(
+                                                                               static_cast<int>(d)))
+                                                        .excess();
+              return {static_cast<std::int64_t>(model.worst_excess), static_cast<std::int64_t>(model.excess()),
+                      static_cast<std::int64_t>(model.max_way), static_cast<std::int64_t>(compiled)};
+            }});
   t.add_note("model columns: gpulab::analyze_bank_conflicts on the offset step's addresses (scan_model.cpp), per page of 1024");
   t.add_note("excess/page 128-bit: the walk as nvcc compiles it (LDS.128/STS.128); x n/1024 pages = ncu's count");
   t.add_note("measured excess wavefronts: ncu --section SourceCounters (README, 'Bank conflicts, measured')");

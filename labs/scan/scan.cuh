@@ -1,5 +1,5 @@
-// The scan lab's interface: what your files (labs/scan/scan_basic.cu, scan_tiled.cu, compact.cu)
-// implement and the harness (lab.cu) calls. Do not edit.
+// The scan lab's interface: what your files (labs/scan/scan_basic.cu, scan_tiled.cu, colored.cu,
+// compact.cu) implement and the harness (lab.cu) calls. Do not edit.
 //
 // Exclusive scan of int32 with +:  out[0] = 0,  out[i] = in[0] + ... + in[i-1].
 // Sums wrap modulo 2^32 the way the GPU's integer adder does (on the CPU add in unsigned: signed
@@ -12,24 +12,19 @@
 // allocates before timing starts (a cudaMalloc inside the timed region would dominate small n).
 // The outputs are poisoned before every run, so every output element must be written.
 #pragma once
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
+
+#include "gpulab/math.hpp"
+#include "gpulab/scratch.hpp"
 
 namespace scan {
 
-// ---- small helpers (usable on the host and, being constexpr, in kernels) --------------------
+// ---- small helpers (usable on the host and in kernels): gpulab/math.hpp ----------------------
 
-constexpr std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
-// Smallest k with 2^k >= n (0 for n <= 1).
-constexpr int ceil_log2(std::size_t n) {
-  int k = 0;
-  while ((std::size_t{1} << k) < n) ++k;
-  return k;
-}
-constexpr std::size_t round_up(std::size_t a, std::size_t multiple) { return ceil_div(a, multiple) * multiple; }
+using gpulab::ceil_div;   // ceil_div(a, b) = ceil(a / b)
+using gpulab::ceil_log2;  // smallest k with 2^k >= n (0 for n <= 1)
+using gpulab::round_up;   // round_up(a, m) = the next multiple of m
 
 // ---- the knobs the harness passes (from --param key=value; validated before you see them) ----
 
@@ -44,24 +39,13 @@ struct ScanConfig {
 // copy (work-efficient), block sums (shared), tile sums and look-back state (the tiled scans)
 // and flags + indices (compact). Take pieces of it with take(); the harness calls reset()
 // before every run, so a run may take the same pieces again.
-struct ScanWorkspace {
-  int* temp = nullptr;         // device memory, 256-byte aligned
-  std::size_t temp_ints = 0;   // its size in ints
-  std::size_t used_ints = 0;   // how much take() has handed out since reset()
+struct ScanWorkspace : gpulab::Scratch {
   ScanConfig config;
-  int multiprocessors = 1;     // SMs of the device (for sizing persistent grids)
+  int multiprocessors = 1;  // SMs of the device (for sizing persistent grids)
 
-  // The next `count` ints of temp, 16-byte aligned (so int4 loads work on them).
-  int* take(std::size_t count) {
-    const std::size_t begin = round_up(used_ints, 4);
-    if (begin + count > temp_ints)
-      throw std::length_error("ScanWorkspace::take(" + std::to_string(count) + "): only " +
-                              std::to_string(temp_ints - std::min(begin, temp_ints)) +
-                              " ints left; use less scratch (the workspace holds 4n + 2^20 ints)");
-    used_ints = begin + count;
-    return temp + begin;
-  }
-  void reset() { used_ints = 0; }
+  // The next `count` ints of scratch, 16-byte aligned (so int4 loads work on them); a
+  // std::length_error when the workspace (4n + 2^20 ints) has too few left.
+  int* take(std::size_t count) { return Scratch::take<int>(count); }
 };
 
 // The size the harness allocates: 4n + 2^20 ints.

@@ -1,4 +1,4 @@
-// Your file, part 1 of 4: stages 1-5 of the scan lab (README.md, "Stages 1-5").
+// Your file, part 1 of 4: stages 1-5 of the scan lab (README.md, "Stages, in order").
 //   cpu                             exclusive_scan_cpu
 //   naive                           exclusive_scan_naive
 //   work-efficient                  exclusive_scan_work_efficient
@@ -75,13 +75,13 @@ void exclusive_scan_work_efficient_compact_threads(const int* d_in, int* d_out, 
 // ---- 4./5. shared: one Blelloch tree per block in shared memory, block sums scanned recursively ---
 //
 // A block of B = ws.config.block threads scans 2B elements in dynamic shared memory
-// (kernel<<<blocks, B, bytes>>>, `extern __shared__ int tree[];`), writes its total to a block-sums
+// (kernel<<<blocks, B, bytes>>> and an unsized `extern __shared__` array), writes its total to a block-sums
 // array and its exclusive scan to out. Scan the block sums with the same function (recursion
 // ends when one block suffices), then add block k's scanned sum to all 2B elements of block k.
 // Suggested kernels:
 //   template <bool kPadded> __global__ void block_scan(const int* in, int* out, std::size_t n, int* block_sums);
 //   __global__ void add_block_offsets(int* out, std::size_t n, const int* scanned_sums);
-// The model's launches: 2 per level of the recursion, 1 at the top (README, "Rounds").
+// The model's launches: 2 per level of the recursion, 1 at the top (RESULTS.md, "The model's launch counts").
 void exclusive_scan_shared(const int* d_in, int* d_out, std::size_t n, ScanWorkspace& ws) {
   // Thread t loads elements t and t + B (coalesced). __syncthreads() between tree levels.
   // block_sums may be taken with ws.take(blocks) at each level; in == out is fine for the sums
@@ -92,9 +92,9 @@ void exclusive_scan_shared(const int* d_in, int* d_out, std::size_t n, ScanWorks
 
 void exclusive_scan_shared_conflict_free(const int* d_in, int* d_out, std::size_t n, ScanWorkspace& ws) {
   // The same kernel with every shared index i replaced by i + offset(i). Seed 003's
-  // CONFLICT_FREE_OFFSET macro is wrong (README, "The bank-matrix view"): work out the right
-  // offset with the bank model, then check it with Nsight Compute (README, "Bank conflicts,
-  // measured"): this stage must show 0 excess shared wavefronts. Remember to allocate the
+  // CONFLICT_FREE_OFFSET macro is wrong (RESULTS.md, "The bank model"): work out the right
+  // offset with the bank model, then check it with Nsight Compute (README.md,
+  // "Debugging and pitfalls"): this stage must show 0 excess shared wavefronts. Remember to allocate the
   // padded size of shared memory.
   (void)d_in, (void)d_out, (void)n, (void)ws;
   gpulab::not_implemented("shared-conflict-free");

@@ -1,22 +1,16 @@
 // The transpose lab: YOUR file. Write every stage below (read labs/transpose/README.md first).
 // The interface and the layout of in/out are in transpose.cuh; lab.cu checks each stage against a
 // CPU transpose and times it. Run one stage with
-//   build/ci/labs/transpose/gpulab-transpose-student run --stage tiled --n 1000x999
+//   build/default/gpulab run transpose --stage tiled --n 1000x999
 // and all tests with ctest, or `gpulab run transpose --impl student`.
 //
 // Rules of the game:
-//   * every rows x cols >= 1 must work (1 x n, n x 1, 31 x 33, 1000 x 999): bounds-check the tile
-//     edges instead of assuming multiples of 32;
+//   * every size must work (1 x n, n x 1, 31 x 33, 1000 x 999): bounds-check the tile edges instead
+//     of assuming multiples of 32;
 //   * index with std::size_t: 8192 x 8192 is fine in int, 100000 x 100000 is not;
 //   * check every launch with GPULAB_CHECK_LAUNCH();
-//   * launch nothing when rows * cols == 0 (a grid of 0 CTAs is an error).
-//
-// Getting close to the copy (README, "Performance"): an SM needs tens of KiB of loads in flight.
-//   * read all of a thread's elements into registers first, then store them to shared memory:
-//     "load, store, load, store" makes every store wait for its load (one load in flight);
-//   * give each CTA two 32 x 32 tiles stacked vertically (a 64 x 32 strip): twice the loads in
-//     flight, and every row of out receives 64 contiguous floats (256 bytes) instead of 32;
-//   * take a fast path without bounds checks when the whole strip is inside the matrix.
+//   * the empty matrix (rows or cols = 0) is valid: launch nothing (a grid of 0 CTAs is an error).
+// (README, "Rules" and "Stages, in order".)
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -102,8 +96,7 @@ void swizzled(const float* in, float* out, std::size_t rows, std::size_t cols) {
 // Hints:
 //   * write the sweep as a __device__ function transposing one square; stage 8 reuses it;
 //   * check the banks of both words lane `col` touches in one step: they are conflict-free;
-//   * every pair (col, col + i) lies on exactly one diagonal, so the 8 warps of a 32 x 8 CTA can
-//     take different diagonals (warp y: i = y + 1, y + 9, ...) without racing;
+//   * how do the 8 warps of a 32 x 8 CTA share the 31 diagonals without racing?
 //   * out-of-range tile elements: fill them with 0.0f so the sweep never reads uninitialised
 //     shared memory, and never store them.
 // Must be conflict-free.

@@ -14,7 +14,11 @@
 #pragma once
 #include <cstddef>
 
+#include "gpulab/math.hpp"
+
 namespace transpose {
+
+using gpulab::ceil_div;  // ceil_div(a, b) = ceil(a / b), on the host and in kernels (gpulab/math.hpp)
 
 // The tile every shared-memory stage works on (seed 000 §3: b x b with b = w = 32 banks) and the
 // thread-block shape the handout assumes: 32 x 8 threads, each thread moving 32 / 8 = 4 elements.

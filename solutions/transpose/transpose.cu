@@ -7,7 +7,7 @@
 //   * blockIdx.x walks tile columns, blockIdx.y strips; the y dimension loops (grid-stride)
 //     because gridDim.y is capped at 65535 and an n x 1 matrix may need more strips than that.
 // Measured on an H200 (labs/transpose/README.md, section 5): padded, swizzled and the in-place
-// sweep at 91-92% of the copy; labs/transpose/results/variants.txt shows what each choice was worth.
+// sweep at 91-92% of the copy; labs/transpose/results/variants.csv shows what each choice was worth.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -22,8 +22,6 @@ namespace {
 
 constexpr int kElementsPerThread = kTile / kBlockRows;
 constexpr unsigned kMaxGridY = 65535;
-
-std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
 // One CTA per strip (tile_rows tall, kTile wide); the y dimension is capped and looped over.
 dim3 tile_grid(std::size_t rows, std::size_t cols, std::size_t tile_rows) {

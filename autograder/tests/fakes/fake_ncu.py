@@ -15,8 +15,12 @@ if "--metrics" in args and "gpu__time_duration.sum" in args:
     if os.environ.get("FAKE_NCU_KERNEL_MS") == "none":   # the stage ran no kernel in its NVTX range
         print("==WARNING== No kernels were profiled.")
         sys.exit(0)
+    # FAKE_NCU_LIBRARY_STAGE: that stage's kernel is CUB's device-wide scan (a library kernel).
+    stage = args[args.index("--stage") + 1] if "--stage" in args else ""
+    kernel = ("void cub::CUB_300000_SM_900_NS::DeviceScanKernel<int>(T2, int)"
+              if stage and stage == os.environ.get("FAKE_NCU_LIBRARY_STAGE") else "k")
     print('"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"')
-    print(f'"0","k","gpu__time_duration.sum","msecond","{os.environ.get("FAKE_NCU_KERNEL_MS", "1.0")}"')
+    print(f'"0","{kernel}","gpu__time_duration.sum","msecond","{os.environ.get("FAKE_NCU_KERNEL_MS", "1.0")}"')
     sys.exit(0)
 if "--export" in args:
     open(args[args.index("--export") + 1] + ".ncu-rep", "w").write("fake")

@@ -26,6 +26,11 @@ def main() -> int:
         behaviour.update(json.loads(text[start:]) if start >= 0 else {})
     if not args:
         return 2
+    if os.environ.get("FAKE_RUNNER_DEVICE_LOG") and args[0] == "run":
+        # Which device each student's runs saw (the --gpus test: one worker per CUDA_VISIBLE_DEVICES).
+        with open(os.environ["FAKE_RUNNER_DEVICE_LOG"], "a") as f:
+            f.write(f"{behaviour.get('who', cfg.get('implementation', 'student'))} "
+                    f"{os.environ.get('CUDA_VISIBLE_DEVICES', '-')} {'timed' if '--reps' in args else 'run'}\n")
     if args[0] == "list":
         print(json.dumps({"lab": cfg["lab"], "title": cfg.get("title", ""), "student_files": cfg.get("student_files", ""),
                           "stages": cfg["stages"], "experiments": []}))

@@ -29,6 +29,8 @@ struct DeviceInfo {
 
 // The current device, or nullopt when there is none (no driver, no GPU, or it is unusable).
 std::optional<DeviceInfo> query_device();
+// The device's SM count, queried once (1 without a GPU): for sizing persistent grids.
+int multiprocessors();
 // True when a CUDA device can be used; the reason otherwise ("no CUDA driver", ...).
 bool gpu_available();
 std::string no_gpu_reason();

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,6 +47,17 @@ struct Problem {
     auto it = params.find(key);
     return it == params.end() ? fallback : it->second;
   }
+  // param(), refused with a UsageError naming the knob unless lo <= value <= hi.
+  int param_in(const std::string& key, long long fallback, long long lo, long long hi) const;
+  // A copy with one knob set: problem(1025).with("block", 32).
+  Problem with(const std::string& key, long long value) const {
+    Problem p = *this;
+    p.params[key] = value;
+    return p;
+  }
+  // A copy keeping only these knobs: the key of data that depends on them alone (ProblemCache).
+  Problem only(std::initializer_list<std::string_view> keys) const;
+  bool operator==(const Problem&) const = default;
   std::string describe() const;  // "n=1025 seed=1 dist=uniform block=256"
 };
 
@@ -81,6 +93,8 @@ enum class Role {
   baseline,  // provided by the course: CUB, Thrust, cudaMemcpy, the CPU reference
 };
 
+using LaunchModel = std::function<std::optional<long>(const Problem&)>;
+
 struct Stage {
   std::string id;     // "naive", "shared-conflict-free": what --stage takes
   std::string title;  // one line for tables
@@ -89,17 +103,44 @@ struct Stage {
   bool must_be_conflict_free = false;  // graded with Nsight Compute's excess shared wavefronts
   bool expect_conflicts = false;       // the lab teaches that this one has conflicts
   std::string source;                  // the seed document and section it follows
+  std::string file;                    // the student file it is written in ("scan_basic.cu")
+  // The knobs (--param key=value) the stage reads, and the defaults it has that differ from the
+  // lab's; the runner fills the defaults in before prepare() and predicted_launches().
+  std::vector<std::string> knobs;
+  std::map<std::string, long long> defaults;
   // The model's number of kernel launches (rounds R(n)) for this problem, when the seeds give it.
-  std::function<std::optional<long>(const Problem&)> predicted_launches;
+  LaunchModel predicted_launches;
   std::function<std::unique_ptr<StageInstance>(const Problem&)> prepare;
+
+  // Chainable setters: make_stage(...).in_file("scan_basic.cu").takes({"block"}).conflict_free().
+  Stage& in_file(std::string f) { file = std::move(f); return *this; }
+  Stage& conflict_free() { must_be_conflict_free = true; return *this; }
+  Stage& expects_conflicts() { expect_conflicts = true; return *this; }
+  Stage& launches(LaunchModel model) { predicted_launches = std::move(model); return *this; }
+  Stage& launches(long count) {  // a fixed number of rounds (none for n == 0)
+    predicted_launches = [count](const Problem& p) -> std::optional<long> { return p.n == 0 ? 0 : count; };
+    return *this;
+  }
+  Stage& takes(std::initializer_list<std::string> keys) { knobs.insert(knobs.end(), keys); return *this; }
+  Stage& default_param(const std::string& key, long long value) { defaults[key] = value; return *this; }
+  bool takes_knob(std::string_view key) const;
+  // The problem as this stage sees it: its defaults filled in where the command line set nothing.
+  Problem with_defaults(const Problem& p) const;
 };
 
-// A stage with the fields every stage has; a lab then sets the optional ones (conflict flags,
-// predicted launches) on the result.
+// A stage with the fields every stage has; the chainable setters add the optional ones.
 Stage make_stage(std::string id, std::string title, Where where, std::string source,
                  std::function<std::unique_ptr<StageInstance>(const Problem&)> prepare, Role role = Role::student);
+// A course-provided stage (CUB, cudaMemcpy, the CPU reference).
+inline Stage make_baseline(std::string id, std::string title, Where where, std::string source,
+                           std::function<std::unique_ptr<StageInstance>(const Problem&)> prepare) {
+  return make_stage(std::move(id), std::move(title), where, std::move(source), std::move(prepare), Role::baseline);
+}
+
+struct Lab;
 
 struct ExperimentContext {
+  const Lab* lab = nullptr;  // the lab whose stages the experiment times (experiments.hpp)
   Problem base;             // from the command line (--n, --seed, --param ...)
   MeasureOptions measure;   // from the command line (--reps, --warmup, --no-flush)
   bool quick = false;       // --quick: fewer points, for tests
@@ -110,12 +151,13 @@ struct Experiment {
   std::string title;  // one line
   bool needs_gpu = true;
   std::function<Table(const ExperimentContext&)> run;
+  std::vector<std::string> knobs = {};  // --param keys of its own (beyond the stages' knobs)
 };
 
 struct Lab {
   std::string id;     // "scan"
   std::string title;  // "Scan and stream compaction"
-  std::string student_files;  // what the student edits, for messages ("labs/scan/scan.cu")
+  std::vector<std::string> student_files;  // what the student edits, relative to labs/<lab>/
   std::size_t default_n = 1u << 24;
   std::size_t default_rows = 0, default_cols = 0;  // 2-D labs
   std::string baseline_cpu_stage;  // stage whose time is the "vs CPU" denominator
@@ -123,6 +165,15 @@ struct Lab {
   std::vector<Experiment> experiments;
 
   const Stage* find_stage(std::string_view id) const;
+  // "labs/scan/scan_basic.cu, labs/scan/scan_tiled.cu" for messages.
+  std::string student_files_text() const;
+  // The stage's file as a student finds it: "labs/scan/scan_basic.cu" (empty for baselines).
+  std::string path_of(const Stage& stage) const;
+  // Every knob some stage (or experiment) of the lab reads, sorted.
+  std::vector<std::string> all_knobs() const;
+  // Throws a UsageError for a --param key no stage (or experiment) reads: a misspelling like
+  // blok=128. A knob of another stage is accepted (the grader runs every stage with a case's knobs).
+  void check_knobs(const Problem& p, const std::vector<const Stage*>& stages, const Experiment* experiment = nullptr) const;
 };
 
 // Every lab defines this once, in its lab.cu: the stage table.

@@ -53,6 +53,9 @@ std::variant<std::vector<unsigned char>, std::string> load_saved_output(const st
 // check_stage, then (if it passed and options.time) measure it.
 StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& options);
 
+// percent_of_copy = GB/s against the device's measured copy roof (GPU stages with a timing).
+void add_percent_of_copy(StageResult& r);
+
 // The command-line program behind gpulab-<lab>-<impl>: list, run, experiment.
 int runner_main(int argc, char** argv);
 

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "gpulab/data.hpp"
+
 #include "gpulab/lab.hpp"
 #include "gpulab/runner.hpp"
 
@@ -26,6 +28,21 @@ Problem problem_2d(std::size_t rows, std::size_t cols, Distribution d = Distribu
                    std::uint64_t seed = 1);
 
 }  // namespace gpulab::testing
+
+// CHECK that a stage passes (keeps going: one run reports every failing case), printing the
+// check's report when it does not.
+#define GPULAB_CHECK_PASS(stage_id, problem_expr)                                                 \
+  do {                                                                                            \
+    const ::gpulab::Problem gpulab_problem_ = (problem_expr);                                     \
+    const auto gpulab_result_ = ::gpulab::testing::check((stage_id), gpulab_problem_);            \
+    INFO("stage " << (stage_id) << " on " << gpulab_problem_.describe() << ": "                   \
+                  << ::gpulab::to_string(gpulab_result_.status) << " " << gpulab_result_.message); \
+    CHECK(gpulab_result_.status == ::gpulab::StageStatus::pass);                                  \
+  } while (0)
+
+// One Catch2 section per edge size (gpulab::edge_sizes: 0, 1, 31, 32, 33, ..., 2^k and 2^k - 3):
+//   const std::size_t n = GPULAB_EDGE_SIZE(10, 18);
+#define GPULAB_EDGE_SIZE(k_lo, k_hi) GENERATE(Catch::Generators::from_range(::gpulab::edge_sizes((k_lo), (k_hi))))
 
 // REQUIRE that a stage passes on a problem, printing the check's report when it does not.
 #define GPULAB_REQUIRE_PASS(stage_id, problem_expr)                                              \

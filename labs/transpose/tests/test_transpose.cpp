@@ -14,7 +14,7 @@
 #include "gpulab/bank_model.hpp"
 #include "gpulab/buffer.hpp"
 #include "gpulab/testing.hpp"
-#include "tile_layouts.hpp"
+#include "transpose_model.hpp"
 #include "transpose.cuh"
 
 using gpulab::analyze_bank_conflicts;

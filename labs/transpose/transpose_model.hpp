@@ -1,12 +1,35 @@
-// The shared-memory tiles of the transpose lab as the bank model sees them (seed 000 §3: shared
-// memory is a b x M/b matrix, word k in bank k mod 32). Used by the lab's [cpu] tests and by the
-// `bank-model` experiment, so that the handout's numbers come from the same code that is tested.
-// Do not edit (part of the harness).
+// The harness's CPU side of the transpose lab (transpose_model.cpp): the problem's shape, the CPU
+// reference every stage is checked against, the CPU baseline, and the shared-memory tiles as the
+// bank model sees them (seed 000 §3: shared memory is a b x M/b matrix, word k in bank k mod 32),
+// used by the [cpu] tests and the `bank-model` experiment, so that the handout's numbers come
+// from the same code that is tested. Do not edit (part of the harness). Host code only.
 #pragma once
+#include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpulab/bank_model.hpp"
+#include "gpulab/lab.hpp"
+
+namespace transpose::model {
+
+struct Shape {
+  std::size_t rows = 0, cols = 0;
+  std::size_t count() const { return rows * cols; }
+};
+// rows x cols of the problem; a plain count must be a perfect square (UsageError otherwise).
+Shape shape_of(const gpulab::Problem& p);
+// The obviously-right transpose, the only truth the checks use.
+std::vector<float> reference_transpose(std::span<const float> in, Shape s);
+// The CPU baseline: a cache-blocked transpose (the `cpu` stage, the "vs CPU" denominator).
+void cpu_transpose(const float* in, float* out, std::size_t rows, std::size_t cols);
+// Where element i of a rows x cols matrix's output sits, for a check's report:
+// " [out(r, c) of the C x R output should be in(c, r)]" or " [element (r, c) of the copy]".
+std::string where_in_matrix(std::size_t i, Shape s, bool transposed);
+
+}  // namespace transpose::model
 
 namespace transpose::banks {
 

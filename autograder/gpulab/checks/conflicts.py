@@ -1,0 +1,66 @@
+"""Bank conflicts: Nsight Compute's excess shared wavefronts of each stage with `conflict_free`
+points, profiled in the sandbox's jail (README, step 6)."""
+
+from __future__ import annotations
+
+import shutil
+
+from gpulab import ncu
+from gpulab.checks import SANDBOX_FIX, LabRun
+from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
+
+
+def run(lr: LabRun) -> None:
+    for sp in lr.points:
+        if sp.conflict_free > 0:
+            lr.options.log(f"{lr.lab}/{sp.id}: bank conflicts (ncu)")
+            lr.grades[sp.id].checks["conflict_free"] = stage(lr, sp.id, sp.conflict_free)
+
+
+def stage(lr: LabRun, sid: str, pts: float) -> Check:
+    gated = lr.gate(lr.grades[sid], "conflict_free", pts, True)
+    if gated:
+        return gated
+    rubric = lr.rubric
+    assert rubric.conflicts_size is not None
+    # ncu and its target run in the jail (as the sandbox user where the driver allows it,
+    # else as a root that can change nothing), with its files in a private folder.
+    scratch = lr.sandbox.mkdtemp("gpulab-ncu-")
+    try:
+        wrapper, why = lr.sandbox.profiler_wrap(lr.runner, scratch, rubric.tool_timeout)
+        if wrapper is None:
+            rep = ncu.ConflictReport.not_run(sid, why, SANDBOX_FIX)
+        else:
+            with lr.sandbox.workdir() as rd:
+                # The report lay where student code could replace it: it is read back in the
+                # jail too, as the sandbox user, with the logs read-only.
+                reader = (lr.sandbox.wrap([], rubric.tool_timeout * 2 + 10, rw=[rd], ro=[lr.logs.resolve()],
+                                          chdir=rd) if lr.sandbox.jailed else None)
+                rep = ncu.profile_conflicts(lr.runner, sid, rubric.conflicts_size.arg, lr.logs, rubric.tool_timeout,
+                                            wrapper=wrapper, scratch=scratch, env=lr.sandbox.env(scratch),
+                                            import_wrapper=reader,
+                                            import_env=lr.sandbox.env(rd) if reader is not None else None)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    ncu.relativize(rep, lr.ws_root)
+    _fill_source_lines(rep, lr.lab, lr.contents)
+    check = Check("conflict_free", max_points=pts, data={"report": rep.to_json()})
+    if not rep.measured:
+        check.status, check.summary, check.fix = NOT_RUN, rep.reason, rep.fix
+    elif rep.total_excessive == 0:
+        check.status, check.points, check.summary = PASS, pts, "0 excess shared wavefronts"
+    else:
+        check.status = FAIL
+        check.summary = f"{rep.total_excessive} excess shared wavefronts (bank conflicts)"
+        check.details = ncu.format_report(rep).splitlines()[1:]
+    return check
+
+
+def _fill_source_lines(rep: ncu.ConflictReport, lab: str, contents: dict[str, bytes]) -> None:
+    """Quote the line from the submitted file itself (the workspace may have moved on)."""
+    for ln in rep.lines:
+        for name, data in contents.items():
+            if ln.file in (f"labs/{lab}/{name}", name):
+                lines = data.decode("utf-8", errors="replace").splitlines()
+                if 0 < ln.line <= len(lines):
+                    ln.source = lines[ln.line - 1].strip()

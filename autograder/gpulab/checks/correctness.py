@@ -1,0 +1,140 @@
+"""Correctness: one sandboxed process per case (all stages), per (stage, case) when that one
+cannot be trusted; every pass re-decided by the reference from the output the student process
+saved (README, "Grading one submission", step 4)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from gpulab import proc, scoring
+from gpulab.checks import LabRun
+from gpulab.rubric import Case, StagePoints
+from gpulab.runner_doc import NO_GPU, case_outcome, parse_runner_json, problem_matches, stage_result
+from gpulab.sandbox import copy_private_files
+from gpulab.scoring import FAIL, NOT_RUN, PASS, CaseResult, Check, StageGrade
+
+
+def run(lr: LabRun) -> None:
+    """Runs every case and scores every graded stage's correctness."""
+    cases = run_cases(lr)
+    for sp in lr.points:
+        verdict(lr.grades[sp.id], sp, cases.get(sp.id, []))
+
+
+def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
+    """{stage: its cases' results}; cases run `lr.parallel` at a time (they are not timed)."""
+    jobs = []
+    out: dict[str, list[CaseResult | None]] = {sp.id: [] for sp in lr.points}
+    for case in lr.rubric.cases:
+        stages = [sp.id for sp in lr.points if case.applies_to(sp.id)]
+        runnable = [s for s in stages if not (lr.on_gpu[s] and not lr.gpu)]
+        for s in stages:
+            out[s].append(None if s in runnable else CaseResult(case.name, case.hidden, "not-run", NO_GPU))
+        if runnable:
+            jobs.append((case, runnable))
+    timeout = lr.options.case_timeout or lr.rubric.case_timeout
+    with ThreadPoolExecutor(max_workers=lr.parallel) as pool:
+        done = list(pool.map(lambda job: run_verified_case(lr, job[0], job[1], timeout), jobs))
+    for (case, _), results in zip(jobs, done):
+        for s, cr in results.items():
+            slot = next(i for i, c in enumerate(out[s]) if c is None)
+            out[s][slot] = cr
+    return {s: [c for c in v if c is not None] for s, v in out.items()}
+
+
+def run_verified_case(lr: LabRun, case: Case, stages: list[str], timeout: float) -> dict[str, CaseResult]:
+    """run_case, then (when the runners support it) every pass is re-decided by the reference
+    runner from the output the student process saved: a verdict no student code takes part in."""
+    if lr.verifier is None:
+        return run_case(lr, case, stages, timeout)
+    save = lr.sandbox.mkdtemp("gpulab-out-")
+    checked = Path(tempfile.mkdtemp(prefix="gpulab-verify-"))
+    try:
+        if lr.sandbox.user:
+            os.chown(save, *lr.sandbox.user)
+        results = run_case(lr, case, stages, timeout, save)
+        passed = [s for s, r in results.items() if r.status == PASS]
+        if passed:
+            # The trusted reference reads copies of the regular files only: a link the student
+            # process left in its folder (to the rubric, /etc/shadow) is never followed.
+            copy_private_files(save, checked, "*.bin")
+            argv = [str(lr.verifier), "verify"]
+            for s in passed:
+                argv += ["--stage", s]
+            res = proc.run(argv + case.runner_args() + ["--output-dir", str(checked), "--format", "json"],
+                           timeout=max(timeout, 60))
+            doc = parse_runner_json(res.stdout)
+            for s in passed:
+                row = stage_result(doc, s)
+                if row is None:
+                    results[s].status = "error"
+                    results[s].message = f"the reference could not verify the saved output ({res.describe_exit()})"
+                elif row.get("status") != "pass":
+                    results[s].status = "fail"
+                    results[s].message = "the reference's check of the saved output: " + str(row.get("message", ""))
+        return results
+    finally:
+        shutil.rmtree(save, ignore_errors=True)
+        shutil.rmtree(checked, ignore_errors=True)
+
+
+def run_case(lr: LabRun, case: Case, stages: list[str], timeout: float, save: Path | None = None
+             ) -> dict[str, CaseResult]:
+    """All stages of one case in one process. A stage whose result that process cannot be
+    trusted for is rerun on its own: after a crash, hang, early exit or inconsistent exit
+    status every stage; after a CUDA error (the context is lost for the stages after it)
+    every stage that did not pass."""
+    extra = ["--save-output", str(save)] if save is not None else []
+    rw = [save] if save is not None else []
+
+    def alone(s: str) -> CaseResult:
+        single = lr.sandbox.run([str(lr.runner), "run", "--stage", s] + case.runner_args()
+                                + ["--no-time", "--format", "json"] + extra, timeout=timeout, rw=rw)
+        return case_outcome(single, s, case, expect=lr.expect)
+
+    if len(stages) == 1:
+        return {stages[0]: alone(stages[0])}
+    argv = [str(lr.runner), "run"]
+    for s in stages:
+        argv += ["--stage", s]
+    res = lr.sandbox.run(argv + case.runner_args() + ["--no-time", "--format", "json"] + extra, timeout=timeout,
+                         rw=rw)
+    doc = parse_runner_json(res.stdout)
+    rows = {s: stage_result(doc, s) for s in stages}
+    trusted = (doc is not None and not res.timed_out and res.returncode in (0, 1)
+               and problem_matches(doc, case) and all(rows.values())
+               and (res.returncode == 0) == all(r.get("status") in ("pass", "todo", "skipped") for r in rows.values()))
+    if not trusted:
+        return {s: alone(s) for s in stages}
+    context_lost = any(r.get("status") == "error" for r in rows.values())
+    results: dict[str, CaseResult] = {}
+    for s in stages:
+        one = proc.Result(res.cmd, 0 if rows[s].get("status") == "pass" else 1, "", "", res.seconds)
+        cr = case_outcome(one, s, case, doc=doc, expect=lr.expect)
+        results[s] = alone(s) if context_lost and cr.status != "pass" else cr
+    return results
+
+
+def verdict(sg: StageGrade, sp: StagePoints, cases: list[CaseResult]) -> None:
+    """The stage's correctness check from its cases (TODO when every case says so)."""
+    sg.cases = cases
+    sg.todo = bool(sg.cases) and all(c.status == "todo" for c in sg.cases)
+    check = Check("correctness", max_points=sp.correctness)
+    run_ = [c for c in sg.cases if c.status != "not-run"]
+    if not sg.cases:
+        check.status, check.summary = FAIL, "no correctness case applies to this stage (rubric)"
+    elif not run_:
+        check.status, check.summary = NOT_RUN, (sg.cases[0].message or NO_GPU)
+    elif sg.todo:
+        check.status, check.summary = FAIL, "TODO: not implemented (NotImplemented)"
+    else:
+        check.points = scoring.correctness_points(sp.correctness, sg.passed_cases, len(run_))
+        check.status = PASS if sg.passed_cases == len(run_) else FAIL
+        check.summary = f"{sg.passed_cases}/{len(run_)} cases pass"
+        check.details = [f"{'hidden ' if c.hidden else ''}case {c.name}: {c.status}"
+                         + (f": {c.message}" if c.message else "") for c in run_ if c.status != PASS]
+    sg.checks["correctness"] = check

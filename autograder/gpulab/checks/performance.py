@@ -1,0 +1,138 @@
+"""Performance: the eligible stages of the trusted reference and then of the student timed, each
+in one process, scored by the CS149 rule and cross-checked with Nsight Compute's kernel time
+(README, step 7 and "What the grader trusts")."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from gpulab import ncu, proc, scoring
+from gpulab.checks import LabRun
+from gpulab.rubric import Rubric, StagePoints
+from gpulab.runner_doc import parse_runner_json, stage_result
+from gpulab.sandbox import Sandbox
+from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
+
+# A stage's honest median (events around all its work) is never far below the kernel time
+# Nsight Compute measures for it; well below means the student's process did not measure it.
+TIMING_TRUST = 0.8
+
+
+def run(lr: LabRun) -> None:
+    def no_reference(sp: StagePoints) -> Check | None:
+        if lr.reference is not None:
+            return None
+        return Check("performance", NOT_RUN, 0, sp.performance,
+                     "no reference runner (no solutions/, no shipped reference/)",
+                     fix="grade in the handout, which ships reference/, or in the instructor's course")
+
+    eligible = lr.eligible("performance", "performance", need_all=True, extra=no_reference)
+    if not eligible:
+        return
+    assert lr.reference is not None
+    ids = [sp.id for sp in eligible]
+    t_ref = lr.reference_times(ids) if lr.reference_times else time_stages(lr.reference, ids, lr.rubric, None)
+    t_student = time_stages(lr.runner, ids, lr.rubric, lr.sandbox)
+    ratio = lr.rubric.performance.full_credit_ratio
+    for sp in eligible:
+        (tr, why_ref), (t, why) = t_ref[sp.id], t_student[sp.id]
+        if tr is None:
+            check = Check("performance", NOT_RUN, 0, sp.performance, f"the reference could not be timed: {why_ref}")
+        elif t is None:
+            check = Check("performance", FAIL, 0, sp.performance, why, data={"t_ref_ms": tr})
+        else:
+            got = scoring.performance_points(sp.performance, t, tr, ratio)
+            check = Check("performance", PASS if got >= sp.performance else FAIL, got, sp.performance,
+                          f"{t:.4g} ms vs reference {tr:.4g} ms ({t / tr:.2f}x; full credit <= {ratio:g}x)",
+                          data={"t_ms": t, "t_ref_ms": tr, "ratio": t / tr, "full_credit_ratio": ratio,
+                                "n": lr.rubric.performance.size.arg if lr.rubric.performance.size else None})
+            if lr.options.verify_timing:
+                check = cross_check(lr, check, sp, t)
+        lr.grades[sp.id].checks["performance"] = check
+
+
+def time_stages(runner: Path, stages: list[str], rubric: Rubric, sandbox: Sandbox | None
+                ) -> dict[str, tuple[float | None, str]]:
+    """{stage: (median ms, why not)} from `run --stage ... --n <perf n> --reps R` (own process;
+    in the sandbox unless it is the trusted reference, `sandbox` None)."""
+    perf = rubric.performance
+    assert perf.size is not None
+    argv = [str(runner), "run"]
+    for s in stages:
+        argv += ["--stage", s]
+    argv += ["--n", perf.size.arg, "--reps", str(perf.reps), "--warmup", str(perf.warmup), "--format", "json"]
+    timeout = max(rubric.case_timeout, 120.0) * max(1, len(stages))
+    res = proc.run(argv, timeout=timeout) if sandbox is None else sandbox.run(argv, timeout=timeout)
+    doc = parse_runner_json(res.stdout)
+    out: dict[str, tuple[float | None, str]] = {}
+    for s in stages:
+        r = stage_result(doc, s)
+        ms = r.get("median_ms") if r else None
+        if r is None or res.timed_out or res.returncode not in (0, 1):
+            out[s] = (None, f"no timing ({res.describe_exit()})")
+        elif r.get("status") != "pass":
+            out[s] = (None, f"{r.get('status')} at n={perf.size.arg}: {str(r.get('message', ''))[:200]}")
+        elif not isinstance(ms, (int, float)) or ms <= 0:
+            out[s] = (None, "no median_ms in the result")
+        else:
+            out[s] = (float(ms), "")
+    missing = [s for s in stages if out[s][0] is None and "no timing" in out[s][1]]
+    if len(stages) > 1 and missing:   # one stage broke the shared process: time the others alone
+        for s in missing:
+            out[s] = time_stages(runner, [s], rubric, sandbox)[s]
+    return out
+
+
+def profile(lr: LabRun, stage: str, size_arg: str) -> ncu.KernelProfile:
+    """One ncu run of the stage in the jail (Sandbox.profiler_wrap): its kernels' time and names,
+    kept in `lr.profiles`, where the timing cross-check and the library rule share it."""
+    if stage in lr.profiles:
+        return lr.profiles[stage]
+    scratch = lr.sandbox.mkdtemp("gpulab-ncu-")
+    try:
+        wrapper, why = lr.sandbox.profiler_wrap(lr.runner, scratch, lr.rubric.tool_timeout)
+        prof = (ncu.KernelProfile(None, why) if wrapper is None else
+                ncu.profile_kernel_time(lr.runner, stage, size_arg, scratch, lr.rubric.tool_timeout, wrapper=wrapper,
+                                        scratch=scratch, env=lr.sandbox.env(scratch)))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    lr.profiles[stage] = prof
+    return prof
+
+
+def cross_check(lr: LabRun, check: Check, sp: StagePoints, t: float) -> Check:
+    """The student's time is measured inside the student's process; Nsight Compute's kernel time
+    is not. A reported median below TIMING_TRUST x the profiled kernel time was not measured
+    honestly: 0 points; one between that and the kernel time is scored as the kernel time.
+    ncu unavailable: the check stands, with a note saying it is unverified."""
+    if lr.rubric.performance.size is None:
+        return check
+    prof = profile(lr, sp.id, lr.rubric.performance.size.arg)
+    t_ncu, why = prof.ms, prof.why
+    check.data["t_ncu_kernels_ms"] = t_ncu
+    if t_ncu is None:
+        check.summary += f"; timing not cross-checked ({why})"
+    elif t_ncu == 0:
+        # A GPU stage whose kernels all run outside its range (another thread, a popped range,
+        # the CPU) cannot be timed from outside: no points for a time nobody can confirm.
+        return Check("performance", FAIL, 0, sp.performance,
+                     f"Nsight Compute saw no kernel inside the stage ({why}): the reported {t:.4g} ms "
+                     "is not trusted", fix="launch the stage's kernels from run(), on the calling thread",
+                     data=dict(check.data))
+    elif t < TIMING_TRUST * t_ncu:
+        return Check("performance", FAIL, 0, sp.performance,
+                     f"reported {t:.4g} ms, but Nsight Compute measured {t_ncu:.4g} ms of kernel time for this "
+                     f"stage: the reported time is not trusted", data=dict(check.data))
+    elif t < t_ncu:
+        # Between TIMING_TRUST and 1 x the kernel time: within noise, or shaved. Either way the
+        # time scored is never below what the profiler measured.
+        tr, ratio = check.data["t_ref_ms"], check.data["full_credit_ratio"]
+        got = scoring.performance_points(sp.performance, t_ncu, tr, ratio)
+        return Check("performance", PASS if got >= sp.performance else FAIL, got, sp.performance,
+                     f"{t_ncu:.4g} ms (Nsight Compute's kernel time, above the reported {t:.4g} ms) vs "
+                     f"reference {tr:.4g} ms ({t_ncu / tr:.2f}x; full credit <= {ratio:g}x)",
+                     data=dict(check.data, scored_ms=t_ncu, ratio=t_ncu / tr))
+    else:
+        check.summary += f"; ncu kernel time {t_ncu:.4g} ms"
+    return check

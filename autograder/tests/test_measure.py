@@ -1,0 +1,105 @@
+"""`gpulab measure`: every lab's measure.toml reads, its plot spec names CSVs and columns that the
+committed results have, the ncu-vs-model join reproduces the committed table, and without a GPU
+the command says so instead of measuring nothing."""
+
+import csv
+import os
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from gpulab import measure
+from gpulab.errors import GpulabError
+from gpulab.paths import Course
+
+REPO = Path(__file__).resolve().parents[2]
+LABS = sorted(p.parent.name for p in (REPO / "labs").glob("*/rubric.toml"))
+
+
+def columns(path: Path) -> list[str]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return next(csv.reader(f))
+
+
+class MeasureSpecTest(unittest.TestCase):
+    def test_every_lab_has_a_spec_whose_plots_match_its_results(self):
+        for lab in LABS:
+            with self.subTest(lab=lab):
+                spec = measure.load_spec(REPO / "labs" / lab / "measure.toml", lab)
+                self.assertTrue(spec.plots, "no [[plot]]")
+                results = REPO / "labs" / lab / "results"
+                for p in spec.plots:
+                    self.assertTrue((results / p.csv).is_file(), f"{p.out}: results/{p.csv} missing")
+                    have = columns(results / p.csv)
+                    args = [measure.expand(a, results, {"gpu": "H200", "copy": "4000"}) for a in p.args]
+                    for flag in ("--x", "--y", "--y2", "--group"):
+                        for i, a in enumerate(args[:-1]):
+                            if a == flag:
+                                self.assertIn(args[i + 1], have, f"{p.out}: {flag} {args[i + 1]}")
+
+    def test_placeholders(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            Path(tmp, "a.csv").write_text("n,x\n65536,1\n", encoding="utf-8")
+            self.assertEqual(measure.expand("n = {n:a.csv:n} on {gpu}", Path(tmp), {"gpu": "H100"}), "n = 2^16 on H100")
+            with self.assertRaisesRegex(GpulabError, "placeholder {nope} is unknown"):
+                measure.expand("{nope}", Path(tmp), {"gpu": "H100"})
+
+    def test_bad_spec_is_one_clear_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp, "measure.toml")
+            path.write_text("[measure]\nrun_n = 5\nquick_run_n = \"2^10\"\n", encoding="utf-8")
+            with self.assertRaisesRegex(GpulabError, "run_n must be a str"):
+                measure.load_spec(path, "x")
+            with self.assertRaisesRegex(GpulabError, "not found"):
+                measure.load_spec(Path(tmp, "none.toml"), "x")
+
+    def test_ncu_sweep_join_reproduces_the_committed_table(self):
+        """The scan lab's colors-ncu.csv (H200) beside colors-sweep.csv's model gives colors-excess.csv."""
+        spec = measure.load_spec(REPO / "labs" / "scan" / "measure.toml", "scan")
+        sweep = next(s for s in spec.ncu_sweeps if s.id == "colors-ncu")
+        results = REPO / "labs" / "scan" / "results"
+        with (results / "colors-ncu.csv").open(newline="", encoding="utf-8") as f:
+            measured = [dict(r, excess_wavefronts=int(r["excess_wavefronts"])) for r in csv.DictReader(f)]
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp, "joined.csv")
+            self.assertEqual(measure.sweep_vs_model(sweep, measured, results / sweep.model_csv, out), [])
+            self.assertEqual(out.read_text(encoding="utf-8"), (results / sweep.model_out).read_text(encoding="utf-8"))
+            measured[3]["excess_wavefronts"] += 1
+            bad = measure.sweep_vs_model(sweep, measured, results / sweep.model_csv, out)
+            self.assertEqual(len(bad), 1)
+            self.assertIn("ncu", bad[0])
+
+    def test_run_csv_from_the_committed_run(self):
+        """run.json -> run.csv keeps what the stage plot reads (stage, status, gbps)."""
+        doc = (REPO / "labs" / "transpose" / "results" / "run.json").read_text(encoding="utf-8")
+        with tempfile.TemporaryDirectory() as tmp:
+            measure.write_run_csv(doc, Path(tmp, "run.csv"))
+            with Path(tmp, "run.csv").open(newline="", encoding="utf-8") as f:
+                rows = list(csv.DictReader(f))
+            self.assertEqual([r["stage"] for r in rows][:3], ["copy", "copy-shared", "naive"])
+            self.assertTrue(all(r["status"] == "pass" and float(r["gbps"]) > 0 for r in rows if r["stage"] != "cpu"))
+
+    def test_private_tree_holds_one_lab(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            dest = Path(tmp, "src")
+            measure.private_tree(REPO, "transpose", dest)
+            self.assertEqual(sorted(p.name for p in (dest / "labs").iterdir() if p.is_dir()), ["transpose"])
+            self.assertFalse((dest / "build").exists())
+            self.assertIn("left out", (dest / "slides" / "CMakeLists.txt").read_text(encoding="utf-8"))
+            self.assertTrue((dest / "common" / "CMakeLists.txt").is_file())
+
+    def test_only_names_steps(self):
+        self.assertEqual(measure._steps("bench,plots"), ("bench", "plots"))
+        with self.assertRaisesRegex(Exception, "unknown step bogus; steps: tests, run"):
+            measure._steps("run,bogus")
+
+    def test_no_gpu_is_refused(self):
+        course = Course(source=REPO, build=None)
+        with mock.patch.dict(os.environ, {"GPULAB_NO_GPU": "1"}), tempfile.TemporaryDirectory() as tmp:
+            with self.assertRaisesRegex(GpulabError, "no GPU"):
+                measure.measure(course, "scan", True, Path(tmp), "reference")
+
+
+if __name__ == "__main__":
+    unittest.main()
