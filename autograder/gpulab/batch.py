@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from gpulab import gradebook, progress, report
+from gpulab import gradebook, proc, progress, report
 from gpulab.errors import EXIT_CHECKS_MISSING, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_USAGE, GpulabError
 from gpulab.scoring import SubmissionGrade
 from gpulab.submission import submission_name
@@ -242,8 +242,8 @@ def run_workers(folder: Path, out: Path, devices: Sequence[Any], worker_argv: Ca
             env = dict(os.environ, CUDA_VISIBLE_DEVICES=d.index)
             err = open(logs / f"worker-gpu{d.index}.log", "wb")   # noqa: SIM115 (closed below)
             argv = worker_argv(d) + (["--regrade-before", repr(started)] if force else [])
-            procs.append((label, err, subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
-                                                       stderr=err, stdin=subprocess.DEVNULL)))
+            procs.append((label, err, proc.spawn(argv, env=env, stdout=subprocess.PIPE,
+                                                 stderr=err, stdin=subprocess.DEVNULL)))
 
         def pump(label: str, p: subprocess.Popen) -> None:
             assert p.stdout is not None
@@ -261,6 +261,7 @@ def run_workers(folder: Path, out: Path, devices: Sequence[Any], worker_argv: Ca
             t.start()
         for (label, err, p), t in zip(procs, threads):
             rc = p.wait()
+            proc.forget(p)
             t.join()
             err.close()
             if p.stdout is not None:

@@ -150,11 +150,14 @@ def kill_tree(sessions: set[int], roots: set[int] = frozenset()) -> int:
         pid = table[pid][0]
         protected.add(pid)
     if _subreaper.is_set():
+        own_session = os.getsid(0)
         with _live_lock:
-            # Children of this process that no run() started: re-parented here (the subreaper)
-            # when their parent died after they left its session: leftovers of a finished child.
-            # (Only in the command-line process: a program that imports gpulab has its own children.)
-            roots = set(roots) | {p for p, (ppid, _, _) in table.items() if ppid == me and p not in _live}
+            # Children of this process that no run() started and that live in another session:
+            # re-parented here (the subreaper) when their parent died, i.e. leftovers of a child
+            # of run() (which always starts a new session). A child started otherwise, in this
+            # session, is never taken for one; nor is anything outside the command-line process.
+            roots = set(roots) | {p for p, (ppid, sid, _) in table.items()
+                                  if ppid == me and sid != own_session and p not in _live}
     seen: set[int] = set()      # stopped, to be killed
     dead: set[int] = set()      # zombies met on the way (to be reaped if they are this process's)
     for _ in range(100):
@@ -268,6 +271,23 @@ def run(cmd: Sequence[str | os.PathLike], *, timeout: float | None = None,
         stdout, t1 = _read_capped(out_path, max_output)
         stderr, t2 = _read_capped(err_path, max_output)
     return Result(argv, proc.returncode, stdout, stderr, seconds, timed_out, t1 or t2)
+
+
+def spawn(argv: Sequence[str | os.PathLike], **popen_args) -> subprocess.Popen:
+    """A child that outlives one call (a batch worker with its pipe), started and registered at
+    once: the leftover sweep of kill_tree never takes it for an orphan, and terminate_all kills
+    its tree. Call forget() once it has been waited for."""
+    with _live_lock:
+        if _stopping.is_set():
+            raise Stopped(f"gpulab: stopping; {argv[0]} not started")
+        child = subprocess.Popen([str(a) for a in argv], **popen_args)
+        _live[child.pid] = child
+    return child
+
+
+def forget(child: subprocess.Popen) -> None:
+    with _live_lock:
+        _live.pop(child.pid, None)
 
 
 def run_streaming(cmd: Sequence[str | os.PathLike], env: Mapping[str, str] | None = None) -> int:
