@@ -112,6 +112,17 @@ class NotGradedTest(TempDir, unittest.TestCase):
         self.assertIn("not a problem with your submission", doc["output"])
         self.assertIn("no rubric for lab 'nosuch'", doc["output"])
 
+    def test_a_batch_error_row_gets_results_too(self):
+        subs = self.tmp / "subs"
+        (subs / "dave").mkdir(parents=True)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            code = cli.main(["grade", "--batch", str(subs), "--out", str(self.out), "--no-sandbox", "--quiet"])
+        self.assertEqual(code, 1)
+        doc = json.loads((self.out / "dave" / "results.json").read_text())
+        self.assertEqual(doc["score"], 0)
+        self.assertIn("no lab's student files found; looked for labs/scan/scan.cu", doc["output"])
+        self.assertIn("the submission is empty", doc["output"])
+
     def test_results_are_replaced_not_left_from_an_earlier_grade(self):
         self.out.mkdir()
         (self.out / "results.json").write_text('{"score": 34, "output": "an earlier grade"}')
