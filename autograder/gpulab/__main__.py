@@ -2,7 +2,9 @@
 
 import sys
 
-from gpulab.cli import main
+from gpulab.cli import guard_process, main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with guard_process():
+        code = main()
+    sys.exit(code)

@@ -28,8 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from gpulab import gradebook, progress, report
-from gpulab.errors import EXIT_CHECKS_MISSING, EXIT_INTERNAL, EXIT_NO_GPU, GpulabError
+from gpulab import gradebook, proc, progress, report
+from gpulab.errors import EXIT_CHECKS_MISSING, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_USAGE, GpulabError
 from gpulab.scoring import SubmissionGrade
 from gpulab.submission import submission_name
 
@@ -144,6 +144,8 @@ def grade_into(sub: Path, dest: Path, grade_one: Callable[[Path, Path], Submissi
         msg, code = f"internal error: {e.__class__.__name__}: {e}", EXIT_INTERNAL
         dest.mkdir(parents=True, exist_ok=True)
         report.write_atomic(dest / "traceback.txt", traceback.format_exc())
+    # The student's view too (results.json, report.md), as for a single grade (grade_cli.py).
+    report.write_failure(dest, name, msg.removeprefix("gpulab grade: "), grader_fault=code != EXIT_USAGE)
     report.write_atomic(dest / "grade.json", json.dumps(error_grade(name, msg, code), indent=2) + "\n")
     return f"ERROR: {msg.splitlines()[0] if msg else ''}", True
 
@@ -240,8 +242,8 @@ def run_workers(folder: Path, out: Path, devices: Sequence[Any], worker_argv: Ca
             env = dict(os.environ, CUDA_VISIBLE_DEVICES=d.index)
             err = open(logs / f"worker-gpu{d.index}.log", "wb")   # noqa: SIM115 (closed below)
             argv = worker_argv(d) + (["--regrade-before", repr(started)] if force else [])
-            procs.append((label, err, subprocess.Popen(argv, env=env, stdout=subprocess.PIPE,
-                                                       stderr=err, stdin=subprocess.DEVNULL)))
+            procs.append((label, err, proc.spawn(argv, env=env, stdout=subprocess.PIPE,
+                                                 stderr=err, stdin=subprocess.DEVNULL)))
 
         def pump(label: str, p: subprocess.Popen) -> None:
             assert p.stdout is not None
@@ -259,6 +261,7 @@ def run_workers(folder: Path, out: Path, devices: Sequence[Any], worker_argv: Ca
             t.start()
         for (label, err, p), t in zip(procs, threads):
             rc = p.wait()
+            proc.forget(p)
             t.join()
             err.close()
             if p.stdout is not None:

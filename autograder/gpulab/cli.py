@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
+import signal
 import sys
-from typing import Sequence
+from typing import Iterator, Sequence
+
+from gpulab import proc
 
 from gpulab.errors import EXIT_INTERNAL, EXIT_USAGE, GpulabError
 from gpulab.paths import Course
@@ -104,6 +109,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def _stop(signum: int, _frame: object) -> None:
+    """SIGTERM/SIGINT/SIGHUP: kill every process the grader started (builds, runners, tools, and
+    whatever they started), then exit at once: no thread of this process writes anything after
+    it (the grading workspace, reports)."""
+    killed = proc.terminate_all()
+    with contextlib.suppress(OSError):
+        os.write(2, f"gpulab: stopped by {signal.Signals(signum).name}; {killed} process(es) it had started "
+                    "were killed\n".encode())
+    os._exit(128 + signum)
+
+
+@contextlib.contextmanager
+def guard_process() -> Iterator[None]:
+    """For the command-line process only (not for code that imports gpulab): orphans of the
+    grader's children are re-parented to it, a stop signal kills the whole tree (proc.py), and
+    whatever a child left running is killed when the command ends."""
+    proc.become_subreaper()
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, _stop)
+    try:
+        yield
+    finally:
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)   # ending anyway: no handler half-way through cleanup
+        proc.terminate_all()
 
 
 def _dispatch(args: argparse.Namespace, extra: list[str]) -> int:

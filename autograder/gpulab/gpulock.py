@@ -12,7 +12,6 @@ jobs on one node then share one lock, which only serialises them (never mixes tw
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import re
 import shutil
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from gpulab import proc
+from gpulab import locks, proc
 from gpulab.errors import GpulabError
 
 
@@ -42,15 +41,8 @@ def lock_path(device: str | None = None) -> Path:
 @contextlib.contextmanager
 def gpu_lock(device: str | None = None) -> Iterator[None]:
     """Blocks until this process holds its GPU; released on exit, even on a crash (the OS drops it)."""
-    path = lock_path(device)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with locks.held(lock_path(device)):
         yield
-    finally:
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,9 @@ GRADE_EPILOG = """\
 exit status: 0 graded, every check ran; 2 bad input (nothing graded); 3 the grader could not
 build the pristine course; 4 graded without a GPU (GPU parts "not run: no GPU"); 5 graded on a
 GPU but some checks not run (ncu counter permission, no compute-sanitizer); --batch: 1 when a
-submission could not be graded at all (its gradebook row says why).
+submission could not be graded at all (its gradebook row says why); 129/130/143 stopped by
+SIGHUP/SIGINT/SIGTERM (everything it started is killed). With 2 or 3, OUT still gets a
+results.json with score 0 and the reason.
 """
 
 
@@ -89,7 +91,9 @@ def _make_grader(course: Course, args: argparse.Namespace):
     work = Path(args.work) if args.work else build / "grading"
     if args.jobs < 1:
         raise GpulabError("gpulab grade: --jobs must be at least 1")
-    return Grader(course, work, opts, jobs=args.jobs)
+    # A wait for a workspace slot held by another grade is said even with --quiet: it can be long.
+    notify = lambda m: print(f"  .. {m}", file=sys.stderr, flush=True)  # noqa: E731
+    return Grader(course, work, opts, jobs=args.jobs, grow_workspace=not args.work, notify=notify)
 
 
 def exit_code_for(sub) -> int:
@@ -101,26 +105,44 @@ def exit_code_for(sub) -> int:
     return EXIT_OK
 
 
+def write_not_graded(out: Path, name: str, error: GpulabError, grader_fault: bool) -> None:
+    """Every way a single grade can end without a grade still leaves a valid results.json
+    (score 0, the reason) in OUT, so that Gradescope shows the reason, plus report.md and an
+    error grade.json; the command still exits with the error's status. `grader_fault`: the
+    reason is the grader's set-up (command line, build tree, pristine course), not the upload."""
+    from gpulab.batch import error_grade  # noqa: PLC0415
+    message = str(error).removeprefix("gpulab grade: ")
+    report.write_failure(out, name, message, grader_fault=grader_fault)
+    report.write_atomic(out / "grade.json", json.dumps(error_grade(name, message, error.exit_code), indent=2) + "\n")
+
+
 def cmd_grade(course: Course, args: argparse.Namespace) -> int:
     if bool(args.submission) == bool(args.batch):
         raise GpulabError("gpulab grade: give one SUBMISSION or --batch DIR (see gpulab grade --help)")
-    for lab in args.lab or []:
-        if not course.rubric_path(lab).is_file():
-            known = ", ".join(l for l in course.labs() if course.rubric_path(l).is_file()) or "none"
-            raise GpulabError(f"gpulab grade: no rubric for lab {lab!r} (labs with a rubric: {known})")
     if args.batch:
+        _check_labs(course, args)
         from gpulab import batch  # noqa: PLC0415
         return batch.cmd_batch(course, args, lambda: _make_grader(course, args))
     batch_only = [f for f in ("gpus", "slurm", "slurm_dry_run", "plan", "worker") if getattr(args, f)]
     if batch_only:
         raise GpulabError(f"gpulab grade: --{batch_only[0].replace('_', '-')} needs --batch DIR")
-    grader = _make_grader(course, args)
     from gpulab.submission import submission_name  # noqa: PLC0415
     sub_path = Path(args.submission)
-    out = Path(args.out) if args.out else Path("gpulab-grade") / submission_name(sub_path)
+    name = submission_name(sub_path)
+    out = Path(args.out) if args.out else Path("gpulab-grade") / name
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        _check_labs(course, args)
+        grader = _make_grader(course, args)
+    except GpulabError as e:
+        write_not_graded(out, name, e, grader_fault=True)
+        raise
     grader.hide([out])
-    sub = grader.grade(sub_path, out, args.lab)
+    try:
+        sub = grader.grade(sub_path, out, args.lab)
+    except GpulabError as e:
+        write_not_graded(out, name, e, grader_fault=e.exit_code == EXIT_INTERNAL)
+        raise
     report.write_all(sub, out)
     if args.format == "json":
         print(json.dumps(sub.to_json(), indent=2))
@@ -128,6 +150,13 @@ def cmd_grade(course: Course, args: argparse.Namespace) -> int:
         print(report.console(sub))
         print(f"reports: {out / 'report.md'}, {out / 'results.json'}")
     return exit_code_for(sub)
+
+
+def _check_labs(course: Course, args: argparse.Namespace) -> None:
+    for lab in args.lab or []:
+        if not course.rubric_path(lab).is_file():
+            known = ", ".join(l for l in course.labs() if course.rubric_path(l).is_file()) or "none"
+            raise GpulabError(f"gpulab grade: no rubric for lab {lab!r} (labs with a rubric: {known})")
 
 
 __all__ = ["add_parsers", "dispatch", "EXIT_INTERNAL"]

@@ -23,7 +23,7 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator
 
-from gpulab import gpulock, proc, report, shipped_reference, submission, tools
+from gpulab import gpulock, locks, proc, report, shipped_reference, submission, tools
 from gpulab.checks import LabRun, Options, conflicts, correctness, library, performance, sanitizers
 from gpulab.errors import GpulabError
 from gpulab.lint import forbidden_constructs
@@ -54,11 +54,13 @@ CHECKS = (("correctness", correctness), ("sanitizers", sanitizers), ("conflicts"
 class Grader:
     """Grades submissions against one course; shared by the threads of a batch."""
 
-    def __init__(self, course: Course, work: Path, options: Options, jobs: int = 1) -> None:
+    def __init__(self, course: Course, work: Path, options: Options, jobs: int = 1, grow_workspace: bool = True,
+                 notify: Callable[[str], None] | None = None) -> None:
         self.course = course
         self.build = course.require_build()
         self.options = options
-        self.workspace = Workspace(course.source, work, self.build, jobs)
+        self.workspace = Workspace(course.source, work, self.build, jobs, grow=grow_workspace,
+                                   log=notify or options.log)
         self.sandbox = Sandbox.detect(options.sandbox)
         work.mkdir(parents=True, exist_ok=True)
         # Instructor data student code must not see: the course (solutions/, autograder/hidden/,
@@ -115,7 +117,10 @@ class Grader:
                 # do not start a build in the calling tree.
                 ref = existing if existing.is_file() else None
             else:
-                res = proc.run(["cmake", "--build", str(self.build), "--target", existing.name], timeout=900)
+                # Another `gpulab grade` may be building in this tree too: two ninjas in one
+                # build tree race on its outputs and logs, so they take turns (locks.py).
+                with locks.held(self.build / "grading-build.lock"):
+                    res = proc.run(["cmake", "--build", str(self.build), "--target", existing.name], timeout=900)
                 if existing.is_file():
                     ref = existing
                     if not res.ok:
@@ -163,14 +168,16 @@ class Grader:
         if not self.gpu:
             sub.notes.append("no GPU on this machine: the GPU parts were not run")
         with submission.unpacked(Path(path)) as up:
-            files = submission.list_files(up.root)
+            files, links = submission.list_tree(up.root)
+            links += up.links
             wanted = labs or self.graded_labs()
-            found = {lab: submission.find_student_files(lab, self.rubric(lab).student_files, files) for lab in wanted}
+            found = {lab: submission.find_student_files(lab, self.rubric(lab).student_files, files, links)
+                     for lab in wanted}
             if labs is None:
                 wanted = [lab for lab in wanted if found[lab].any]
                 if not wanted:
-                    looked = ", ".join(f"labs/{l}/{f}" for l in self.graded_labs() for f in self.rubric(l).student_files)
-                    raise GpulabError(f"gpulab grade: {path}: no lab's student files found (looked for {looked})")
+                    raise GpulabError(f"gpulab grade: {path}: "
+                                      + submission.nothing_found(list(found.values()), files, links))
             taken: set[PurePosixPath] = set()
             for lab in wanted:
                 taken |= set(found[lab].files.values())
@@ -244,11 +251,11 @@ class Grader:
 
         if not found.any:
             lg.status = "missing"
-            lg.message = "none of " + ", ".join(f"labs/{lab}/{f}" for f in rubric.student_files) + " in the submission"
+            lg.message = "none of " + found.missing_paths() + " in the submission" + found.links_note()
             return
         contents = {name: submission.read_student_file(root, rel) for name, rel in found.files.items()}
         if found.missing:
-            lg.notes.append("not in the submission, the starter was used: " + ", ".join(found.missing))
+            lg.notes.append("not in the submission, the starter was used: " + found.missing_paths() + found.links_note())
         with phase("lint"):
             problems = [p for name, data in contents.items() for p in forbidden_constructs(name, data)]
         if problems:
@@ -262,6 +269,8 @@ class Grader:
                 br = slot.build_student(lab, list(rubric.student_files), contents, bin_dir,
                                         run=self._build_runner(slot))
                 ws_root = slot.src
+                if slot.note:
+                    lg.notes.append(slot.note)
             lg.build_seconds = br.seconds
             if not br.ok or br.runner is None:
                 lg.status, lg.message = "compile-error", br.log

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +24,41 @@ def _guess_build_dir(source: Path) -> Path | None:
     if not candidates:
         return None
     return max(candidates, key=lambda p: (p / "CMakeCache.txt").stat().st_mtime)
+
+
+def read_cmake_cache(build: Path) -> dict[str, str]:
+    """NAME -> value of every entry in build/CMakeCache.txt (types dropped)."""
+    out: dict[str, str] = {}
+    cache = build / "CMakeCache.txt"
+    if not cache.is_file():
+        return out
+    for line in cache.read_text(encoding="utf-8", errors="replace").splitlines():
+        m = re.match(r"^([A-Za-z0-9_.+-]+):([A-Z]+)=(.*)$", line)
+        if m:
+            out[m.group(1)] = m.group(3)
+    return out
+
+
+def reconfigure_hint(source: Path, build: Path) -> str:
+    """The commands that make a build tree where it is now (presets build in <source>/build/<name>)."""
+    if build.parent == source / "build":
+        return f"cd {source} && cmake --preset {build.name} --fresh && cmake --build --preset {build.name}"
+    return f"cmake -S {source} -B {build} --fresh && cmake --build {build}"
+
+
+@functools.lru_cache(maxsize=None)
+def _configured_elsewhere(source: Path, build: Path) -> str:
+    """'' when the build tree's CMake cache was made for this build tree and this source tree, else
+    the one-line refusal. A copied or moved course keeps absolute paths in its cache, its
+    build files, its CTest files and its `gpulab` launcher: used as it is, it would build, test
+    and grade the tree it was copied from."""
+    cache = read_cmake_cache(build)
+    for key, here in (("CMAKE_CACHEFILE_DIR", build), ("CMAKE_HOME_DIRECTORY", source)):
+        there = cache.get(key)
+        if there and os.path.realpath(there) != os.path.realpath(here):
+            return (f"gpulab: the build tree {build} was configured for {there} (the course was copied or moved), "
+                    f"so it would use that tree; re-configure it here: {reconfigure_hint(source, build)}")
+    return ""
 
 
 @dataclass(frozen=True)
@@ -46,6 +83,9 @@ class Course:
             raise GpulabError(
                 "gpulab: no configured build tree found; run `cmake --preset default && "
                 "cmake --build --preset default` and use ./build/default/gpulab")
+        moved = _configured_elsewhere(self.source, self.build)
+        if moved:
+            raise GpulabError(moved)
         return self.build
 
     def runner(self, lab: str, impl: str) -> Path:

@@ -293,6 +293,20 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def write_failure(out: Path, name: str, message: str, grader_fault: bool = False) -> None:
+    """The outputs of a submission that could not be graded at all (nothing found, an unreadable
+    or oversized upload, ...): Gradescope shows the student this message and a score of 0,
+    rather than a bare "autograder failed"."""
+    if grader_fault:
+        head = "The autograder failed; this is not a problem with your submission. Please tell the course staff."
+    else:
+        head = "Your submission could not be graded (score 0):"
+    text = f"{head}\n{message}"
+    write_atomic(out / "results.json", json.dumps({"score": 0, "execution_time": 0, "output": text, "tests": [],
+                                                   "leaderboard": []}, indent=2) + "\n")
+    write_atomic(out / "report.md", f"# gpulab grade: {name}\n\n**not graded**\n\n" + "\n".join(_code(text, 60)) + "\n")
+
+
 def write_all(sub: SubmissionGrade, out: Path) -> None:
     """results.json (Gradescope), report.md (TA), grade.json (everything, for the gradebook)."""
     write_atomic(out / "report.md", markdown(sub))

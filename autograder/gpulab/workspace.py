@@ -8,10 +8,7 @@ Several slots (one per parallel build) live side by side under the work director
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import queue
 import re
 import shutil
 import threading
@@ -21,29 +18,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from gpulab import handout, proc, symbols
+from gpulab import handout, locks, ownership, proc, symbols
 from gpulab.errors import EXIT_INTERNAL, GpulabError
+from gpulab.paths import read_cmake_cache
 
 CONFIGURE_TIMEOUT = 600
 BUILD_TIMEOUT = 900
+MAX_AUTO_SLOTS = 8     # concurrent builds in the default workspace before a grade waits
+SLOT_POLL = 1.0        # seconds between looks for a free slot
+LOCK_NAME = "lock"     # <slot>/lock: held (flock) by whoever uses the slot
 # Cache entries copied from the build the grader was started from (the GPU machine needs the
 # prefix of the carried headers; the architecture must match the GPU).
 INHERITED = ("CMAKE_PREFIX_PATH", "CMAKE_CUDA_ARCHITECTURES", "CMAKE_BUILD_TYPE", "CMAKE_CUDA_COMPILER",
              "CMAKE_CXX_COMPILER", "CMAKE_MAKE_PROGRAM", "CMAKE_CUDA_HOST_COMPILER", "Catch2_DIR",
              "nlohmann_json_DIR", "CLI11_DIR")
-
-
-def read_cmake_cache(build: Path) -> dict[str, str]:
-    """NAME -> value of every entry in build/CMakeCache.txt (types dropped)."""
-    out: dict[str, str] = {}
-    cache = build / "CMakeCache.txt"
-    if not cache.is_file():
-        return out
-    for line in cache.read_text(encoding="utf-8", errors="replace").splitlines():
-        m = re.match(r"^([A-Za-z0-9_.+-]+):([A-Z]+)=(.*)$", line)
-        if m:
-            out[m.group(1)] = m.group(3)
-    return out
 
 
 def configure_args(cache: dict[str, str]) -> list[str]:
@@ -87,7 +75,8 @@ def trim_compiler_output(text: str, root: Path | None = None, limit: int = 4000)
 
 
 class Slot:
-    """One workspace copy: <work>/slot-<i>/{course,build}."""
+    """One workspace copy: <work>/slot-<i>/{course,build}. Only the process (or batch thread) that
+    holds the slot's lock (Workspace.slot) touches it."""
 
     def __init__(self, course_src: Path, root: Path, cache: dict[str, str]) -> None:
         self.course_src = course_src
@@ -95,33 +84,31 @@ class Slot:
         self.src = root / "course"
         self.build = root / "build"
         self.cache = cache
+        self.note = ""   # why this slot had to be rebuilt from scratch (goes into the grade's notes)
         self._protected: set[str] | None = None
 
-    def _stamp(self) -> str:
-        """Identifies the pristine content: a hash of every exported file's path, size and mtime."""
-        h = hashlib.sha256()
-        for rel in handout.exported_files(self.course_src):
-            st = (self.course_src / rel).stat()
-            h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-        h.update(json.dumps(configure_args(self.cache)).encode())
-        return h.hexdigest()
-
-    def prepare(self) -> None:
-        """Exports the handout and configures it, unless this slot already has this exact course."""
-        stamp = self._stamp()
-        stamp_file = self.root / "stamp"
-        if stamp_file.is_file() and stamp_file.read_text() == stamp and (self.build / "CMakeCache.txt").is_file():
+    def prepare(self, fingerprint: str) -> None:
+        """Exports the handout and configures it, unless this slot already holds this exact course
+        (see ownership.py); a slot made elsewhere (copied, moved, another checkout) is rebuilt."""
+        stamp = ownership.stamp(self.root, self.course_src, fingerprint, configure_args(self.cache))
+        verdict = ownership.check(self.root, self.build, stamp)
+        if verdict.current:
             return
+        self.note = verdict.foreign
+        if verdict.foreign:
+            # Its CMake cache and build files name another tree's paths: nothing of it is reused.
+            shutil.rmtree(self.build, ignore_errors=True)
         if self.src.exists():
             shutil.rmtree(self.src)
         self.root.mkdir(parents=True, exist_ok=True)
+        ownership.clear(self.root)   # a half-made slot must not pass for a finished one
         handout.export(self.course_src, self.src)
         res = proc.run(["cmake", "-S", str(self.src), "-B", str(self.build)] + configure_args(self.cache),
                        timeout=CONFIGURE_TIMEOUT)
         if not res.ok:
             raise GpulabError("gpulab grade: the pristine course does not configure in the grading workspace "
                               f"{self.root}:\n{trim_compiler_output(res.stdout + res.stderr)}", EXIT_INTERNAL)
-        stamp_file.write_text(stamp)
+        ownership.write(self.root, stamp)
 
     def restore(self, lab: str, files: list[str]) -> None:
         """Puts the handout's version of a lab's student files back."""
@@ -178,28 +165,53 @@ class Slot:
 
 
 class Workspace:
-    """A pool of slots; `slot()` lends one to a build (parallel builds use different slots)."""
+    """The slots under the work directory; `slot()` lends one to a build, locked (locks.py) so that
+    no other thread or `gpulab grade` process uses it until the build's runner has been copied out.
 
-    def __init__(self, course_src: Path, work: Path, calling_build: Path | None, slots: int = 1) -> None:
-        cache = read_cmake_cache(calling_build) if calling_build else {}
+    The default workspace (<build>/grading) grows: a build takes the first free slot, adding one
+    when all are busy, up to MAX_AUTO_SLOTS; then it waits. A workspace named with --work has
+    exactly `slots` slots (the caller sized it) and a build waits for one of them."""
+
+    def __init__(self, course_src: Path, work: Path, calling_build: Path | None, slots: int = 1,
+                 grow: bool = True, log: Callable[[str], None] = lambda msg: None) -> None:
+        self.cache = read_cmake_cache(calling_build) if calling_build else {}
+        self.course_src = course_src
         self.work = work
-        self.slots = [Slot(course_src, work / f"slot-{i}", cache) for i in range(max(1, slots))]
-        self._free: queue.Queue[Slot] = queue.Queue()
-        self._prepared: set[int] = set()
+        self.fixed = max(1, slots)
+        self.limit = max(self.fixed, MAX_AUTO_SLOTS) if grow else self.fixed
+        self.log = log
+        self._fingerprint: str | None = None
         self._lock = threading.Lock()
-        for s in self.slots:
-            self._free.put(s)
+
+    def fingerprint(self) -> str:
+        """The content of the course the slots are made from (computed once per grader)."""
+        with self._lock:
+            if self._fingerprint is None:
+                self._fingerprint = ownership.fingerprint(self.course_src)
+            return self._fingerprint
+
+    def _take(self) -> tuple[Slot, locks.FileLock]:
+        waited = 0.0
+        while True:
+            for i in range(self.limit):
+                root = self.work / f"slot-{i}"
+                lock = locks.FileLock(root / LOCK_NAME)
+                if lock.acquire(wait=False):
+                    return Slot(self.course_src, root, self.cache), lock
+            if waited == 0.0:
+                first = locks.FileLock(self.work / "slot-0" / LOCK_NAME).holder()
+                self.log(f"waiting for a free grading workspace slot in {self.work} (all {self.limit} in use"
+                         + (f"; slot-0 by {first}" if first else "") + ")")
+            time.sleep(SLOT_POLL)
+            waited += SLOT_POLL
 
     @contextmanager
     def slot(self) -> Iterator[Slot]:
-        s = self._free.get()
+        s, lock = self._take()
         try:
-            with self._lock:
-                need = id(s) not in self._prepared
-            if need:
-                s.prepare()
-                with self._lock:
-                    self._prepared.add(id(s))
+            s.prepare(self.fingerprint())
+            if s.note:
+                self.log(s.note)
             yield s
         finally:
-            self._free.put(s)
+            lock.release()

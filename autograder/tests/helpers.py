@@ -17,6 +17,7 @@ from gpulab.workspace import BuildResult
 
 HERE = Path(__file__).resolve().parent
 FAKE_RUNNER = HERE / "fakes" / "fake_runner.py"
+FAKE_CMAKE = HERE / "fakes" / "fake_cmake.py"
 FIXTURES = HERE / "fixtures"
 
 STAGES = [
@@ -113,6 +114,7 @@ class FakeSlot:
 
     def __init__(self, root: Path) -> None:
         self.src = root / "ws"
+        self.note = ""
         self.src.mkdir(parents=True, exist_ok=True)
         self.build = root / "ws-build"
 
@@ -153,6 +155,29 @@ def submission_dir(root: Path, behaviour: dict | str, name: str = "alice", where
     f.parent.mkdir(parents=True, exist_ok=True)
     f.write_text(behaviour if isinstance(behaviour, str) else "// fake student\n" + json.dumps(behaviour))
     return d
+
+
+def fake_tools_env(tmp: Path) -> dict[str, str | None]:
+    """The environment in which grading runs the fake GPU tools (a fake GPU, ncu, sanitizer) and
+    takes its GPU lock in `tmp`."""
+    fakes = HERE / "fakes"
+    return dict(GPULAB_FAKE_GPU="1", GPULAB_NO_GPU=None, GPULAB_NCU=str(fakes / "fake_ncu.py"),
+                GPULAB_COMPUTE_SANITIZER=str(fakes / "fake_sanitizer.py"), FAKE_NCU_SOURCE=None,
+                FAKE_NCU_DETAILS=None, FAKE_NCU_PERM=None, FAKE_NCU_RAW=None, FAKE_SANITIZER_MEMCHECK=None,
+                FAKE_SANITIZER_RACECHECK=None, GPULAB_GPU_LOCK=str(tmp / "gpu.lock"),
+                GPULAB_SANDBOX_KEEP_ENV="FAKE_SANITIZER_MEMCHECK,FAKE_SANITIZER_RACECHECK,FAKE_NCU_PERM,"
+                                        "FAKE_NCU_KERNEL_MS,FAKE_NCU_SOURCE,FAKE_NCU_RAW,FAKE_NCU_DETAILS,"
+                                        "FAKE_NCU_LIBRARY_STAGE")
+
+
+def fake_cmake_on_path(root: Path) -> str:
+    """A PATH whose `cmake` is tests/fakes/fake_cmake.py (the real Workspace code then runs it)."""
+    bin_dir = root / "fakebin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    cmake = bin_dir / "cmake"
+    cmake.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_CMAKE}" "$@"\n')
+    cmake.chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
 @contextmanager

@@ -10,22 +10,16 @@ from gpulab.lint import forbidden_constructs
 from gpulab.runner_doc import case_outcome, parse_runner_json
 from gpulab.proc import Result
 from gpulab.rubric import Case, Size
-from tests.helpers import FIXTURES, HERE, REFERENCE, TempDir, env, fake_grader, make_course, submission_dir
+from tests.helpers import (FIXTURES, REFERENCE, TempDir, env, fake_grader, fake_tools_env, make_course,
+                           submission_dir)
 
-FAKES = HERE / "fakes"
 GOOD = {"naive": {"status": "pass", "median_ms": 2.0}, "shared": {"status": "pass", "median_ms": 1.0}}
 
 
 class GradingTest(TempDir, unittest.TestCase):
     def setUp(self):
         super().setUp()
-        self.env = env(GPULAB_FAKE_GPU="1", GPULAB_NO_GPU=None, GPULAB_NCU=str(FAKES / "fake_ncu.py"),
-                       GPULAB_COMPUTE_SANITIZER=str(FAKES / "fake_sanitizer.py"), FAKE_NCU_SOURCE=None,
-                       FAKE_NCU_DETAILS=None, FAKE_NCU_PERM=None, FAKE_NCU_RAW=None, FAKE_SANITIZER_MEMCHECK=None,
-                       FAKE_SANITIZER_RACECHECK=None, GPULAB_GPU_LOCK=str(self.tmp / "gpu.lock"),
-                       GPULAB_SANDBOX_KEEP_ENV="FAKE_SANITIZER_MEMCHECK,FAKE_SANITIZER_RACECHECK,FAKE_NCU_PERM,"
-                                               "FAKE_NCU_KERNEL_MS,FAKE_NCU_SOURCE,FAKE_NCU_RAW,FAKE_NCU_DETAILS,"
-                                               "FAKE_NCU_LIBRARY_STAGE")
+        self.env = env(**fake_tools_env(self.tmp))
         self.env.__enter__()
         self.course = make_course(self.tmp)
 

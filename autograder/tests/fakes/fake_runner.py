@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A stand-in for gpulab-<lab>-<impl> in the autograder's tests: the same CLI and JSON shapes.
 
-Usage: fake_runner.py CONFIG.json <runner args>. CONFIG: {"lab", "title", "student_files",
+Usage: fake_runner.py CONFIG.json|'{...}' <runner args>. CONFIG: {"lab", "title", "student_files",
 "stages": [{"id", "where", ...}], "behaviour": {stage: {...}}, "behaviour_file": path}.
 A student's behaviour comes from behaviour_file (the "source" the fake build copied), a JSON
 object {stage: {"status", "fail_n": [...], "crash", "hang", "median_ms", "junk", "fake_json",
@@ -15,7 +15,9 @@ import time
 
 
 def main() -> int:
-    cfg = json.load(open(sys.argv[1]))
+    # The config is a file, or the JSON itself (runners built by fake_cmake.py carry it inline, so
+    # that the copy the grader takes out of the workspace does not depend on the workspace).
+    cfg = json.loads(sys.argv[1]) if sys.argv[1].startswith("{") else json.load(open(sys.argv[1]))
     args = sys.argv[2:]
     behaviour = dict(cfg.get("behaviour", {}))
     if cfg.get("behaviour_file"):

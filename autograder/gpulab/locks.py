@@ -1,0 +1,70 @@
+"""Advisory file locks (flock) that the operating system drops when their holder dies.
+
+flock belongs to the open file, not to the process: two opens of the same lock file conflict even
+inside one process, so threads of one grader (batch --jobs) exclude each other the same way
+separate `gpulab grade` processes do. A crash or a SIGKILL releases the lock with the process;
+there is never a stale lock to clean up by hand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sys
+from pathlib import Path
+from typing import Iterator
+
+
+class FileLock:
+    """One exclusive lock on `path` (created if needed). The holder writes its pid and command
+    line into the file so that a process that has to wait can say who it is waiting for."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self, wait: bool = True) -> bool:
+        """Takes the lock; with wait=False returns False at once when another holder has it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd = fd
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()} {' '.join(sys.argv)[:300]}\n".encode())
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def holder(self) -> str:
+        """'pid N (command)' of the current holder as it wrote itself into the file, or ''."""
+        try:
+            text = self.path.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return ""
+        pid, _, cmd = text.partition(" ")
+        return f"pid {pid}" + (f" ({cmd})" if cmd else "") if pid.isdigit() else ""
+
+
+@contextlib.contextmanager
+def held(path: Path) -> Iterator[None]:
+    """Blocks until this thread's open of `path` holds the lock; released on exit or on death."""
+    lock = FileLock(path)
+    lock.acquire(wait=True)
+    try:
+        yield
+    finally:
+        lock.release()

@@ -1,0 +1,177 @@
+"""The grading workspace (workspace.py, ownership.py) over a fake course and a fake cmake
+(tests/fakes/fake_cmake.py): one owner per slot, concurrent `gpulab grade` processes both scored
+right (issue 10, item 1), and a copied or foreign slot rebuilt, never used as it is (item 2)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import unittest
+from pathlib import Path
+
+from gpulab import ownership
+from gpulab.grading import Grader, Options
+from gpulab.workspace import Workspace
+from tests.helpers import REFERENCE, TempDir, env, fake_cmake_on_path, fake_tools_env, make_course, submission_dir
+
+AUTOGRADER = Path(__file__).resolve().parents[1]
+FULL = 34   # the fake rubric's maximum (tests/helpers.RUBRIC)
+
+
+class WorkspaceCase(TempDir, unittest.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.course = make_course(self.tmp)
+        self.env_values = dict(fake_tools_env(self.tmp), PATH=fake_cmake_on_path(self.tmp),
+                               FAKE_CMAKE_BUILD_SECONDS=None, FAKE_CMAKE_TREE=None)
+        self.env = env(**self.env_values)
+        self.env.__enter__()
+
+    def tearDown(self):
+        self.env.__exit__(None, None, None)
+        super().tearDown()
+
+    def grade_in_process(self, behaviour, work: Path, name="alice"):
+        grader = Grader(self.course, work, Options(sandbox=False))
+        return grader.grade(submission_dir(self.tmp, behaviour, name), self.tmp / "out" / name)
+
+    def cli(self, *args: str, extra_env: dict | None = None) -> subprocess.Popen:
+        """`gpulab grade ...` as its own process, as the launcher runs it."""
+        e = {k: v for k, v in os.environ.items()}
+        e.update(GPULAB_BUILD_DIR=str(self.course.build), GPULAB_SOURCE_DIR=str(self.course.source),
+                 PYTHONPATH=str(AUTOGRADER), **(extra_env or {}))
+        return subprocess.Popen([sys.executable, "-m", "gpulab", "grade", *args, "--no-sandbox", "--format", "json"],
+                                env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+class SlotOwnershipTest(WorkspaceCase):
+    def test_a_held_slot_is_not_lent_again(self):
+        """Threads of one grader (batch --jobs) and separate processes: a slot has one owner."""
+        ws = Workspace(self.course.source, self.tmp / "work", self.course.build, 1)
+        with ws.slot() as first:
+            roots: list[Path] = []
+
+            def second():   # another thread of the same process: another open of the lock, another slot
+                with ws.slot() as s:
+                    roots.append(s.root)
+
+            t = threading.Thread(target=second, daemon=True)
+            t.start()
+            t.join(60)
+            self.assertEqual(len(roots), 1, "a second build waited for a slot although it could take another")
+            self.assertNotEqual(roots[0], first.root)
+            other = subprocess.run(
+                [sys.executable, "-c", "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR);"
+                 "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)", str(first.root / "lock")],
+                capture_output=True, text=True)
+            self.assertNotEqual(other.returncode, 0, "another process could lock a slot in use")
+        self.assertEqual(first.root.name, "slot-0")
+
+    def test_a_fixed_workspace_waits_for_its_slot(self):
+        said: list[str] = []
+        ws = Workspace(self.course.source, self.tmp / "work", self.course.build, 1, grow=False, log=said.append)
+        order: list[str] = []
+        holding = threading.Event()
+
+        def first():
+            with ws.slot():
+                holding.set()
+                time.sleep(1.5)
+                order.append("first done")
+
+        t = threading.Thread(target=first)
+        t.start()
+        holding.wait()
+        with ws.slot() as s:
+            order.append("second in")
+            self.assertEqual(s.root.name, "slot-0")
+        t.join()
+        self.assertEqual(order, ["first done", "second in"])
+        self.assertTrue(any("waiting for a free grading workspace slot" in m for m in said), said)
+
+    def test_two_grades_at_once_both_score_right(self):
+        """The issue's repro: `gpulab grade A & sleep; gpulab grade B`, the second starting while
+        the first compiles in slot-0. Each must be graded from its own files."""
+        warm = self.cli(str(submission_dir(self.tmp, {}, "warm")), "--out", str(self.tmp / "o0"))
+        warm.communicate(timeout=120)                           # slot-0 ready: both go straight to building
+        slow = {"FAKE_CMAKE_BUILD_SECONDS": "3"}
+        a = self.cli(str(submission_dir(self.tmp, REFERENCE, "ref")), "--lab", "scan",
+                     "--out", str(self.tmp / "o1"), extra_env=slow)
+        time.sleep(1.0)
+        b = self.cli(str(submission_dir(self.tmp, {}, "starter")), "--out", str(self.tmp / "o2"), extra_env=slow)
+        out_a, err_a = a.communicate(timeout=180)
+        out_b, err_b = b.communicate(timeout=180)
+        self.assertEqual(json.loads(out_a)["points"], FULL, err_a)
+        self.assertEqual(json.loads(out_b)["points"], 0, err_b)
+        for out in ("o1", "o2"):
+            self.assertEqual(json.loads((self.tmp / out / "results.json").read_text())["score"],
+                             FULL if out == "o1" else 0)
+
+    def test_two_grades_in_one_named_workspace_take_turns(self):
+        work = self.tmp / "named"
+        slow = {"FAKE_CMAKE_BUILD_SECONDS": "2"}
+        a = self.cli(str(submission_dir(self.tmp, REFERENCE, "ref")), "--work", str(work),
+                     "--out", str(self.tmp / "o1"), extra_env=slow)
+        time.sleep(1.0)
+        b = self.cli(str(submission_dir(self.tmp, {}, "starter")), "--work", str(work),
+                     "--out", str(self.tmp / "o2"), extra_env=slow)
+        out_a, err_a = a.communicate(timeout=180)
+        out_b, err_b = b.communicate(timeout=180)
+        self.assertEqual(json.loads(out_a)["points"], FULL, err_a)
+        self.assertEqual(json.loads(out_b)["points"], 0, err_b)
+        self.assertEqual(sorted(p.name for p in work.iterdir() if p.name.startswith("slot-")), ["slot-0"])
+        self.assertIn("waiting for a free grading workspace slot", err_a + err_b)
+
+
+class SlotIdentityTest(WorkspaceCase):
+    def test_a_copied_workspace_is_rebuilt_not_used(self):
+        """`cp -a` of a grading workspace: its build files still name the original's course
+        (here the starter, untouched); used as it is, the copy would grade that instead."""
+        original = self.tmp / "work"
+        self.grade_in_process({}, original, "starter")
+        copy = self.tmp / "copied-work"
+        shutil.copytree(original, copy, symlinks=True)
+        sub = self.grade_in_process(REFERENCE, copy, "ref")
+        self.assertEqual(sub.points, FULL)
+        self.assertTrue(any("copied or moved here" in n for n in sub.labs[0].notes), sub.labs[0].notes)
+        cache = (copy / "slot-0" / "build" / "CMakeCache.txt").read_text()
+        self.assertIn(f"CMAKE_CACHEFILE_DIR:INTERNAL={(copy / 'slot-0' / 'build').resolve()}", cache)
+        again = self.grade_in_process(REFERENCE, copy, "ref2")   # now its own: used, no note
+        self.assertEqual(again.points, FULL)
+        self.assertFalse(any("copied" in n for n in again.labs[0].notes))
+
+    def test_a_slot_of_another_course_tree_is_rebuilt(self):
+        work = self.tmp / "work"
+        self.grade_in_process({}, work)
+        stamp = json.loads((work / "slot-0" / ownership.STAMP).read_text())
+        stamp["source"] = "/somewhere/else/course"
+        (work / "slot-0" / ownership.STAMP).write_text(json.dumps(stamp))
+        sub = self.grade_in_process(REFERENCE, work, "ref")
+        self.assertEqual(sub.points, FULL)
+        self.assertTrue(any("another course tree (/somewhere/else/course)" in n for n in sub.labs[0].notes))
+
+    def test_a_changed_course_is_re_exported(self):
+        work = self.tmp / "work"
+        self.grade_in_process({}, work)
+        before = json.loads((work / "slot-0" / ownership.STAMP).read_text())["fingerprint"]
+        (self.course.source / "labs" / "scan" / "notes.md").write_text("new handout text\n")
+        sub = self.grade_in_process(REFERENCE, work, "ref")
+        self.assertEqual(sub.points, FULL)
+        self.assertTrue((work / "slot-0" / "course" / "labs" / "scan" / "notes.md").is_file())
+        self.assertNotEqual(json.loads((work / "slot-0" / ownership.STAMP).read_text())["fingerprint"], before)
+        self.assertFalse(any("rebuilt" in n for n in sub.labs[0].notes))
+
+    def test_fingerprint_is_content_not_time(self):
+        fp = ownership.fingerprint(self.course.source)
+        f = self.course.source / "labs" / "scan" / "scan.cu"
+        os.utime(f, (1, 1))
+        self.assertEqual(ownership.fingerprint(self.course.source), fp)
+        f.write_text(f.read_text() + "// edit\n")
+        self.assertNotEqual(ownership.fingerprint(self.course.source), fp)
+
+
+if __name__ == "__main__":
+    unittest.main()
