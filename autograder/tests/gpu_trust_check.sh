@@ -43,7 +43,9 @@ if [ -d "$root/.deps/usr" ]; then
 fi
 cmake --preset gpu "${prefix[@]}" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; fail "configure"; }
 cmake --build --preset gpu -j "$(nproc)" >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -20; fail "build"; }
-export GPULAB_BUILD_DIR=$root/build/gpu GPULAB_SOURCE_DIR=$root PYTHONPATH=$root/autograder GPULAB_REQUIRE_GPU=1
+export GPULAB_BUILD_DIR=$root/build/gpu GPULAB_SOURCE_DIR=$root GPULAB_REQUIRE_GPU=1
+# rich from .deps/ on an offline machine whose Python lacks it (autograder/cmake/GpulabPython.cmake)
+export PYTHONPATH=$root/autograder${GPULAB_DEPS_PREFIX:+:$GPULAB_DEPS_PREFIX/lib/python3/dist-packages}
 py=$(grep -E '^Python3_EXECUTABLE' build/gpu/CMakeCache.txt | cut -d= -f2)
 py=${py:-python3}
 
