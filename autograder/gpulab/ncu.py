@@ -371,7 +371,11 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     if ncu is None:
         return KernelProfile(None, "ncu (Nsight Compute) not found")
     work.mkdir(parents=True, exist_ok=True)
-    args = (["--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--csv"] + _stage_nvtx_filter(stage)
+    # --print-kernel-base demangled: the names with their namespaces (cub::..., thrust::...); the
+    # default prints the bare function name ("DeviceScanKernel<...>"), which hid CUB's kernels from
+    # the library rule on the H100 (2026-11-23).
+    args = (["--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--csv",
+             "--print-kernel-base", "demangled"] + _stage_nvtx_filter(stage)
             + _stage_run(runner, stage, size_arg))
     res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time", wrapper, scratch, env)
     if res.timed_out:
@@ -390,7 +394,8 @@ def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeo
                       wrapper: list[str] | None = None, scratch: Path | None = None,
                       runner_args: list[str] | None = None, env: dict[str, str] | None = None,
                       import_wrapper: list[str] | None = None,
-                      import_env: dict[str, str] | None = None) -> ConflictReport:
+                      import_env: dict[str, str] | None = None,
+                      import_dir: Path | None = None) -> ConflictReport:
     """Profiles `runner run --stage S --n N --no-time` with Source Counters and reads the excess.
 
     Only the stage's own NVTX range "gpulab:<stage>" is profiled (the runner pushes it around the
@@ -398,7 +403,9 @@ def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeo
     run (student code) starts after `wrapper` (the sandbox's jail) with `env` in `scratch`, where
     ncu writes its report (moved to `work` afterwards): `work` may lie in a hidden folder. The
     report was written where student code could replace it, so it is read back after
-    `import_wrapper` (the jail, as the sandbox user, `work` read-only), not with the grader's rights.
+    `import_wrapper` (the jail, as the sandbox user), not with the grader's rights: from a copy in
+    `import_dir` (a folder the sandbox user can read; `work`, the grade's logs, may lie under a
+    folder it cannot enter, as /root did on the GPU machine: every import failed there).
     """
     ncu = tools.find_tool("ncu")
     if ncu is None:
@@ -432,18 +439,23 @@ def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeo
         last = (out.strip().splitlines() or ["no output"])[-1]
         return ConflictReport.not_run(stage, f"ncu wrote no report ({res.describe_exit()}): {last[:200]}",
                                       f"see {log}")
+    readable = report_file
+    if import_dir is not None:
+        readable = import_dir / report_file.name
+        shutil.copyfile(report_file, readable)
+        readable.chmod(0o644)
     pages = {}
     for tag, args in (("raw", ["--page", "raw", "--csv"]),
                       ("source", ["--page", "source", "--csv", "--print-source", "cuda,sass"]),
                       ("details", ["--page", "details", "--csv"])):
-        res = _run_ncu(ncu, ["--import", str(report_file)] + args, timeout, log, f"{tag} page", import_wrapper,
+        res = _run_ncu(ncu, ["--import", str(readable)] + args, timeout, log, f"{tag} page", import_wrapper,
                        env=import_env)
         pages[tag] = res.stdout
         (work / f"ncu-{stage}-{tag}.csv").write_text(res.stdout, encoding="utf-8")
     rep = build_report(stage, pages["source"], pages["details"], notes, raw_csv=pages["raw"])
     if rep.measured and rep.total_excessive and not rep.lines:
         # No per-line numbers in the CUDA+SASS view: try the CUDA-only view.
-        res = _run_ncu(ncu, ["--import", str(report_file), "--page", "source", "--csv", "--print-source", "cuda"],
+        res = _run_ncu(ncu, ["--import", str(readable), "--page", "source", "--csv", "--print-source", "cuda"],
                        timeout, log, "source page (cuda)", import_wrapper, env=import_env)
         (work / f"ncu-{stage}-source-cuda.csv").write_text(res.stdout, encoding="utf-8")
         alt = build_report(stage, res.stdout, pages["details"], notes, raw_csv=pages["raw"])

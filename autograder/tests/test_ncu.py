@@ -136,6 +136,22 @@ class RunnerArgsTest(unittest.TestCase):
             first = log.read_text().splitlines()[0]
             self.assertIn("run --stage colored-direct --n 65536 --no-time --format json --param colors=16", first)
 
+    def test_report_read_back_from_the_import_folder(self):
+        """The jailed reader cannot enter the grade's logs folder (under /root on the GPU machine,
+        every import failed "Permission denied"): it reads a copy in its own folder."""
+        fake = Path(__file__).resolve().parent / "fakes" / "fake_ncu.py"
+        with tempfile.TemporaryDirectory() as tmp:
+            log, scratch, reader = Path(tmp) / "imports", Path(tmp) / "scratch", Path(tmp) / "reader"
+            scratch.mkdir()
+            reader.mkdir()
+            with env(GPULAB_NCU=str(fake), FAKE_NCU_IMPORT_LOG=str(log)):
+                rep = ncu.profile_conflicts(Path("/bin/true"), "padded", "1024", Path(tmp) / "work", 30,
+                                            scratch=scratch, import_dir=reader)
+            self.assertTrue(rep.measured, rep.reason)
+            imported = set(log.read_text().split())
+            self.assertEqual(imported, {str(reader / "ncu-padded.ncu-rep")})
+            self.assertTrue((Path(tmp) / "work" / "ncu-padded.ncu-rep").is_file())   # kept for the TA
+
 
 KERNEL_TIME_CSV = (
     '==PROF== Connected to process 4242\n'

@@ -33,13 +33,15 @@ def stage(lr: LabRun, sid: str, pts: float) -> Check:
         else:
             with lr.sandbox.workdir() as rd:
                 # The report lay where student code could replace it: it is read back in the
-                # jail too, as the sandbox user, with the logs read-only.
+                # jail too, as the sandbox user, from a copy in its own folder (the logs may lie
+                # where the sandbox user cannot enter).
                 reader = (lr.sandbox.wrap([], rubric.tool_timeout * 2 + 10, rw=[rd], ro=[lr.logs.resolve()],
                                           chdir=rd) if lr.sandbox.jailed else None)
                 rep = ncu.profile_conflicts(lr.runner, sid, rubric.conflicts_size.arg, lr.logs, rubric.tool_timeout,
                                             wrapper=wrapper, scratch=scratch, env=lr.sandbox.env(scratch),
                                             import_wrapper=reader,
-                                            import_env=lr.sandbox.env(rd) if reader is not None else None)
+                                            import_env=lr.sandbox.env(rd) if reader is not None else None,
+                                            import_dir=rd if reader is not None else None)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     ncu.relativize(rep, lr.ws_root)

@@ -17,7 +17,11 @@ if "--metrics" in args and "gpu__time_duration.sum" in args:
         sys.exit(0)
     # FAKE_NCU_LIBRARY_STAGE: that stage's kernel is CUB's device-wide scan (a library kernel).
     stage = args[args.index("--stage") + 1] if "--stage" in args else ""
-    kernel = ("void cub::CUB_300000_SM_900_NS::DeviceScanKernel<int>(T2, int)"
+    # As the real ncu: the bare function name unless --print-kernel-base demangled asks for the
+    # namespaces (the H100's CSV read "void DeviceScanKernel<...>(...)" for CUB's scan).
+    demangled = "--print-kernel-base" in args and args[args.index("--print-kernel-base") + 1] == "demangled"
+    kernel = (("void cub::CUB_300000_SM_900_NS::DeviceScanKernel<int>(T2, int)" if demangled
+               else "void DeviceScanKernel<int>(T2, int)")
               if stage and stage == os.environ.get("FAKE_NCU_LIBRARY_STAGE") else "k")
     print('"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"')
     print(f'"0","{kernel}","gpu__time_duration.sum","msecond","{os.environ.get("FAKE_NCU_KERNEL_MS", "1.0")}"')
@@ -26,6 +30,9 @@ if "--export" in args:
     open(args[args.index("--export") + 1] + ".ncu-rep", "w").write("fake")
     print("==PROF== Report: fake.ncu-rep")
     sys.exit(0)
+if "--import" in args and os.environ.get("FAKE_NCU_IMPORT_LOG"):
+    with open(os.environ["FAKE_NCU_IMPORT_LOG"], "a") as f:
+        f.write(args[args.index("--import") + 1] + "\n")
 page = args[args.index("--page") + 1]
 name = os.environ.get({"source": "FAKE_NCU_SOURCE", "raw": "FAKE_NCU_RAW"}.get(page, "FAKE_NCU_DETAILS"))
 if page == "raw" and not name:
