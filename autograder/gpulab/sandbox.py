@@ -310,20 +310,28 @@ class Sandbox:
         for tmp in PRIVATE_TMP:
             if os.path.isdir(tmp) and not os.path.islink(tmp):
                 out += ["--perms", "1777", "--tmpfs", tmp]
+        # A folder the sandbox user cannot enter (a home of mode 0700 or 0750 above a student's
+        # handout, /root above a grade's folders) would stop it before anything bound beneath:
+        # it gets an empty tmpfs too, in which the binds below recreate only what the run needs.
+        blockers = self._untraversable_ancestors([*self.hidden, *ro, *rw, *([chdir] if chdir else [])],
+                                                 privileged)
+        for b in blockers:
+            out += ["--perms", "0755", "--tmpfs", str(b)]
         # Hidden folders: an empty tmpfs each (made read-only once the binds inside are in place).
+        empty = [*blockers, *self.hidden]
         for h in self.hidden:
             out += ["--tmpfs", str(h)]
         for flag, paths in (("--ro-bind", ro), ("--bind", rw)):
             for p in paths:
                 # A folder bound back inside a hidden one (the student build's workspace): its
                 # parents inside the empty tmpfs must be traversable by the sandbox user.
-                h = next((h for h in self.hidden if _under(Path(p), h) and Path(p) != h), None)
+                h = next((h for h in empty if _under(Path(p), h) and Path(p) != h), None)
                 if h is not None:
                     for parent in reversed(Path(p).parents):
                         if _under(parent, h) and parent != h:
                             out += ["--perms", "0755", "--dir", str(parent)]
                 out += [flag, str(p), str(p)]
-        for h in self.hidden:
+        for h in empty:
             out += ["--remount-ro", str(h)]
         if privileged:
             out += ["--cap-drop", "ALL", "--cap-add", "CAP_SYS_ADMIN"]
@@ -335,6 +343,26 @@ class Sandbox:
         if chdir is not None:
             out += ["--chdir", str(chdir)]
         return out + ["--"]
+
+    def _untraversable_ancestors(self, paths: Sequence[Path], privileged: bool) -> list[Path]:
+        """The topmost folders above `paths` that the sandbox user cannot enter (no execute
+        permission for others, not its own), outside the hidden folders (those are recreated
+        traversable). None when the run stays root (privileged) or keeps the grader's user."""
+        if privileged or not self.user:
+            return []
+        found: list[Path] = []
+        for p in paths:
+            for a in reversed(Path(p).parents):          # from / down
+                if any(_under(a, h) for h in self.hidden) or any(_under(a, f) for f in found):
+                    break
+                try:
+                    st = a.stat()
+                except OSError:
+                    break
+                if st.st_uid != self.user[0] and not st.st_mode & 0o001:
+                    found.append(a)
+                    break
+        return sorted(set(found), key=lambda f: len(f.parts))
 
     def wrap(self, argv: Sequence[str], cpu_seconds: float, max_procs: int | None = 256, *,
              rw: Sequence[Path] = (), ro: Sequence[Path] = (), privileged: bool = False,

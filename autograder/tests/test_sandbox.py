@@ -386,6 +386,30 @@ class RootSandboxTest(TempDir, unittest.TestCase):
         finally:
             shutil.rmtree(course)
 
+    def test_student_build_under_a_folder_the_sandbox_user_cannot_enter(self) -> None:
+        """A handout in a home of mode 0700 (Debian 12's default; /root on the GPU machine): the
+        jailed build failed "…/slot-0/build is not a directory" for every self-grade there."""
+        if not self.sb.jailed or not self.sb.user:
+            self.skipTest("no jail dropping to a sandbox user here: " + "; ".join(self.sb.notes))
+        # Not under /tmp or /var/tmp: the jail mounts a fresh tmpfs there, which hides the problem.
+        home = Path(tempfile.mkdtemp(prefix="gpulab-home-", dir=self.course.build or self.course.source))
+        try:
+            home.chmod(0o700)
+            ws = home / "handout" / "build" / "default" / "grading" / "slot-0"
+            (ws / "course" / "labs").mkdir(parents=True)
+            (ws / "build").mkdir()
+            (ws / "course" / "labs" / "a.cu").write_text("int student = 1;\n")
+            (home / "secret.txt").write_text("not for student code\n")
+            self.sb.hide([home / "handout"])
+            script = (f'cat "{ws}/course/labs/a.cu" > "{ws}/build/out.txt" && echo BUILT; '
+                      f'cat "{home}/secret.txt" 2>/dev/null')
+            res = self.sb.build(["sh", "-c", script], 60, ws / "build", [ws / "course"])
+            self.assertIn("BUILT", res.stdout, res.stderr)
+            self.assertEqual((ws / "build" / "out.txt").read_text(), "int student = 1;\n")
+            self.assertNotIn("not for student code", res.stdout)
+        finally:
+            shutil.rmtree(home)
+
     def test_ncu_profiles_in_the_namespace_and_its_report_comes_back(self) -> None:
         course = self.tmp / "course"
         course.mkdir()
