@@ -105,7 +105,7 @@ __global__ void pipeline_kernel(const Value<Op>* in, std::size_t n, Value<Op>* o
   };
   auto fetch = [&](std::size_t r, T (&e)[kVec<T>]) {
     if (r < last) {
-      load_row(in, n, r, lane, e);
+      load_row<Op>(in, n, r, lane, e);
     } else {  // drain (Algorithm 5 lines 21-24): identity leaves, not 0 (line 22)
 #pragma unroll
       for (int k = 0; k < kVec<T>; ++k) e[k] = Op::identity();
