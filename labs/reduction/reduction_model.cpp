@@ -334,8 +334,15 @@ int pipeline_node_word(PipelineLayout layout, int node) {
   return node % 2 == 0 ? node / 2 : b + ((node - 1) / 2 + b / 2) % b;
 }
 
-std::vector<Request> pipeline_step_requests(PipelineLayout layout) {
+std::vector<Request> pipeline_step_requests(PipelineLayout layout, bool fused_operands) {
   auto at = [&](auto node_of_lane) { return [=](int l) { return pipeline_node_word(layout, node_of_lane(l)); }; };
+  if (fused_operands) {
+    if (layout != PipelineLayout::heap)
+      throw std::invalid_argument("pipeline_step_requests: only the heap layout has adjacent operands to fuse");
+    return {words("leaf store (node e)", at([](int e) { return e; })),
+            Request{"operand load, 64-bit (nodes 2e, 2e+1)", gpulab::WarpAccess::words([](int e) { return e; }, b, 8)},
+            words("result store (node b+e)", at([](int e) { return b + e; }))};
+  }
   return {words("leaf store (node e)", at([](int e) { return e; })),
           words("operand load (node 2e)", at([](int e) { return 2 * e; })),
           words("operand load (node 2e+1)", at([](int e) { return 2 * e + 1; })),

@@ -139,7 +139,12 @@ std::vector<Request> tree_requests(int block);
 // (leaf store, operand loads 2e and 2e + 1, result store b + e).
 enum class PipelineLayout { heap, two_b };
 int pipeline_node_word(PipelineLayout layout, int node);
-std::vector<Request> pipeline_step_requests(PipelineLayout layout);
+// fused_operands (heap only): the two operand loads as the one 64-bit load nvcc makes of them when
+// it can see that nodes 2e and 2e + 1 are adjacent words (PTX ld.shared.v2.u32); a 64-bit request
+// is served in half-warp phases, and 16 lanes x 8 bytes cover the 32 banks once: no conflict. The
+// reference keeps the AGPU's one-word loads (reduce_pipeline.cu) so that the heap shows its 2-way
+// conflicts; a student's heap may well compile to the fused load and measure 0.
+std::vector<Request> pipeline_step_requests(PipelineLayout layout, bool fused_operands = false);
 // Seed 004 Algorithm 5's indices, lines 3-15, for lane e (b = 32): {i_s, i_r, i_1, i_2}.
 struct Alg5Indices {
   int i_s, i_r, i_1, i_2;

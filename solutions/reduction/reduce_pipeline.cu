@@ -75,7 +75,15 @@ __global__ void pipeline_kernel(const Value<Op>* in, std::size_t n, Value<Op>* o
   y.store(lane, Op::identity());
   y.store(kWarp + lane, Op::identity());
   const int i_s = node_word<L>(lane), i_r = node_word<L>(kWarp + lane);
-  const int i_1 = node_word<L>(2 * lane), i_2 = node_word<L>(2 * lane + 1);
+  const int i_1 = node_word<L>(2 * lane);
+  int i_2 = node_word<L>(2 * lane + 1);
+  // The AGPU reads one word per core per instruction. In the heap layout nvcc sees that nodes 2e
+  // and 2e + 1 are adjacent words and fuses the two operand loads into one 64-bit load (PTX
+  // ld.shared.v2.u32), served in half-warp phases without conflicts: that would hide the very
+  // conflict pipeline-heap is here to show (reduction_model.hpp, pipeline_step_requests with
+  // fused_operands). The empty asm makes i_2 opaque, so both layouts issue the same two 32-bit
+  // loads and differ only in their addresses.
+  asm volatile("" : "+r"(i_2));
   __syncwarp();
 
   // One step: the leaf of the newest row in, every node one level up.

@@ -261,6 +261,15 @@ TEST_CASE("bank model: the pipeline step, heap 2-way on both operand loads, 2b l
   }
 }
 
+TEST_CASE("bank model: the heap's operand loads fused into one 64-bit load do not conflict", "[cpu][bank-model]") {
+  // What nvcc makes of the natural heap (PTX ld.shared.v2.u32): 16 lanes x 8 bytes per phase.
+  const auto fused = m::pipeline_step_requests(m::PipelineLayout::heap, true);
+  REQUIRE(fused.size() == 3);
+  CHECK(gpulab::analyze_bank_conflicts(fused[1].access).wavefronts == 2);
+  CHECK(m::summarize(fused).excess() == 0);
+  CHECK_THROWS_AS(m::pipeline_step_requests(m::PipelineLayout::two_b, true), std::invalid_argument);
+}
+
 TEST_CASE("bank model: matrix staging with the pad column is conflict-free", "[cpu][bank-model]") {
   CHECK(m::summarize(m::matrix_tile_requests()).excess() == 0);
 }
