@@ -101,7 +101,8 @@ __global__ void ordered_registers_kernel(const Value<Op>* in, std::size_t n, Val
     }
     acc = op(acc, detail::warp_reduce_ordered(v, op));
   }
-  acc = detail::block_reduce_ordered(acc, op);
+  // Only lane 0 holds the warp's value; the other lanes' accs mix partial lane ranges.
+  acc = detail::block_reduce_ordered(lane == 0 ? acc : Op::identity(), op);
   if (threadIdx.x == 0) out[blockIdx.x] = acc;
 }
 
