@@ -148,4 +148,20 @@ inline void check_aligned(const void* p) {
     throw std::invalid_argument("d_in must be 16-byte aligned (cudaMalloc gives 256): 128-bit loads need it");
 }
 
+// A one-pass stage end to end: `kernel(d_in, n, partials_or_out, op)` with `shared` bytes of
+// dynamic shared memory per block, on the first-round grid for units of `unit_elements`.
+template <class Op>
+void one_pass(void (*kernel)(const Value<Op>*, std::size_t, Value<Op>*, Op), const Value<Op>* d_in, std::size_t n,
+              Value<Op>* d_out, ReduceWorkspace& ws, Op op, std::size_t unit_elements, std::size_t shared = 0) {
+  check_aligned(d_in);
+  const int block = checked_block(ws);
+  allow_shared_bytes((const void*)kernel, shared);
+  const int grid = first_round_grid(ceil_div(n, unit_elements), block / kWarp,
+                                    resident_grid((const void*)kernel, block, shared, ws));
+  two_rounds(n, d_out, ws, grid, op, [&](int g, Value<Op>* target) {
+    kernel<<<g, block, shared>>>(d_in, n, target, op);
+    GPULAB_CHECK_LAUNCH();
+  });
+}
+
 }  // namespace reduction::detail

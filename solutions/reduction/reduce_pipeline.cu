@@ -145,16 +145,8 @@ __global__ void pipeline_kernel(const Value<Op>* in, std::size_t n, Value<Op>* o
 
 template <class Op, TreeLayout L>
 void pipeline_rounds(const Value<Op>* d_in, std::size_t n, Value<Op>* d_out, ReduceWorkspace& ws, Op op) {
-  detail::check_aligned(d_in);
-  const int block = detail::checked_block(ws);
-  const auto kernel = pipeline_kernel<Op, L>;
-  const std::size_t shared = std::size_t(block / kWarp) * 2 * kWarp * sizeof(Value<Op>);
-  const std::size_t units = ceil_div(n, unit_elements_pipeline<Value<Op>>());
-  const int grid = first_round_grid(units, block / kWarp, detail::resident_grid((const void*)kernel, block, shared, ws));
-  detail::two_rounds(n, d_out, ws, grid, op, [&](int g, Value<Op>* target) {
-    kernel<<<g, block, shared>>>(d_in, n, target, op);
-    GPULAB_CHECK_LAUNCH();
-  });
+  const std::size_t shared = std::size_t(detail::checked_block(ws) / kWarp) * 2 * kWarp * sizeof(Value<Op>);
+  detail::one_pass(pipeline_kernel<Op, L>, d_in, n, d_out, ws, op, unit_elements_pipeline<Value<Op>>(), shared);
 }
 
 template <class Op>
@@ -211,16 +203,8 @@ __global__ void matrix_kernel(const Value<Op>* in, std::size_t n, Value<Op>* out
 
 template <class Op>
 void reduce_matrix(const Value<Op>* d_in, std::size_t n, Value<Op>* d_out, ReduceWorkspace& ws, Op op) {
-  const int block = detail::checked_block(ws);
-  const auto kernel = matrix_kernel<Op>;
-  const std::size_t shared = std::size_t(block / kWarp) * kWarp * (kWarp + 1) * sizeof(Value<Op>);
-  detail::allow_shared_bytes((const void*)kernel, shared);
-  const std::size_t units = ceil_div(n, unit_elements_matrix());
-  const int grid = first_round_grid(units, block / kWarp, detail::resident_grid((const void*)kernel, block, shared, ws));
-  detail::two_rounds(n, d_out, ws, grid, op, [&](int g, Value<Op>* target) {
-    kernel<<<g, block, shared>>>(d_in, n, target, op);
-    GPULAB_CHECK_LAUNCH();
-  });
+  const std::size_t shared = std::size_t(detail::checked_block(ws) / kWarp) * kWarp * (kWarp + 1) * sizeof(Value<Op>);
+  detail::one_pass(matrix_kernel<Op>, d_in, n, d_out, ws, op, unit_elements_matrix(), shared);
 }
 
 REDUCTION_FOR_ALL_OPS(REDUCTION_INSTANTIATE_GPU, reduce_pipeline_heap)

@@ -54,15 +54,7 @@ __global__ void cascading_kernel(const Value<Op>* in, std::size_t n, Value<Op>* 
 
 template <class Op>
 void reduce_cascading(const Value<Op>* d_in, std::size_t n, Value<Op>* d_out, ReduceWorkspace& ws, Op op) {
-  detail::check_aligned(d_in);
-  const int block = detail::checked_block(ws);
-  const auto kernel = cascading_kernel<Op>;
-  const std::size_t units = ceil_div(n, unit_elements_cascading<Value<Op>>());
-  const int grid = first_round_grid(units, block / kWarp, detail::resident_grid((const void*)kernel, block, 0, ws));
-  detail::two_rounds(n, d_out, ws, grid, op, [&](int g, Value<Op>* target) {
-    kernel<<<g, block>>>(d_in, n, target, op);
-    GPULAB_CHECK_LAUNCH();
-  });
+  detail::one_pass(cascading_kernel<Op>, d_in, n, d_out, ws, op, unit_elements_cascading<Value<Op>>());
 }
 
 // ---- 9. ordered-registers ---------------------------------------------------------------------------------
@@ -108,15 +100,7 @@ __global__ void ordered_registers_kernel(const Value<Op>* in, std::size_t n, Val
 
 template <class Op>
 void reduce_ordered_registers(const Value<Op>* d_in, std::size_t n, Value<Op>* d_out, ReduceWorkspace& ws, Op op) {
-  detail::check_aligned(d_in);
-  const int block = detail::checked_block(ws);
-  const auto kernel = ordered_registers_kernel<Op>;
-  const std::size_t units = ceil_div(n, unit_elements_ordered<Value<Op>>());
-  const int grid = first_round_grid(units, block / kWarp, detail::resident_grid((const void*)kernel, block, 0, ws));
-  detail::two_rounds(n, d_out, ws, grid, op, [&](int g, Value<Op>* target) {
-    kernel<<<g, block>>>(d_in, n, target, op);
-    GPULAB_CHECK_LAUNCH();
-  });
+  detail::one_pass(ordered_registers_kernel<Op>, d_in, n, d_out, ws, op, unit_elements_ordered<Value<Op>>());
 }
 
 REDUCTION_FOR_COMMUTATIVE_OPS(REDUCTION_INSTANTIATE_GPU, reduce_cascading)
