@@ -269,6 +269,7 @@ SharedUse shared_use(Stage s, const Shape& shape, int smem_per_sm, int w) {
   u.words_per_warp = u.bytes_per_block / 4 / wpb;
   u.resident_warps = s == Stage::cpu ? 0 : resident_warps(smem_per_sm, u.bytes_per_block, wpb);
   u.occupancy = u.resident_warps / 64.0;
+  u.words_per_sm = static_cast<long>(u.resident_warps / wpb) * (u.bytes_per_block / 4);
   u.multiplicity = u.words_per_warp > 0 ? (smem_per_sm / 4.0) / u.words_per_warp : 0;
   return u;
 }

@@ -105,6 +105,7 @@ struct SharedUse {
   int words_per_warp = 0;       // m of one AGPU multiprocessor (a warp), 32-bit words, one plane
   int bytes_per_block = 0;      // dynamic + static shared bytes of the first-round kernel
   int resident_warps = 0;       // per SM, limited by shared memory, threads and blocks
+  long words_per_sm = 0;        // shared words the resident warps use together (<= M)
   double occupancy = 0;         // resident_warps / 64
   double multiplicity = 0;      // M / m, M = shared words per SM
 };

@@ -213,6 +213,8 @@ TEST_CASE("multiplicity: matrix's b(b+1) words per warp, then and now", "[cpu][m
   const auto matrix = m::shared_use(m::Stage::matrix, m::Shape{128}, kSmemPerSm);
   CHECK(matrix.words_per_warp >= 33 * 32);
   CHECK(matrix.occupancy < 0.85);
+  CHECK(matrix.words_per_sm <= kSmemPerSm / 4);
+  CHECK(matrix.words_per_sm == (matrix.resident_warps / 4) * (matrix.bytes_per_block / 4));
   const auto pipeline = m::shared_use(m::Stage::pipeline, m::Shape{256}, kSmemPerSm);
   CHECK(pipeline.words_per_warp == 2 * 32 + 4);  // 2b + the block's share of 32 warp partials
   CHECK(pipeline.resident_warps == 64);            // never the limit
