@@ -77,7 +77,7 @@ __device__ __forceinline__ Value<Op> block_reduce_ordered(Value<Op> v, Op op) {
 // The final round (one block): partials[0..count) in order -> out[0]. Thread t folds a contiguous
 // run of partials, so the runs follow thread order. count == 0 writes the identity.
 template <class Op>
-__global__ void combine_partials_kernel(const Value<Op>* partials, std::size_t count, Value<Op>* out, Op op) {
+__global__ void __launch_bounds__(1024) combine_partials_kernel(const Value<Op>* partials, std::size_t count, Value<Op>* out, Op op) {
   const std::size_t per = ceil_div(count, blockDim.x);
   const std::size_t begin = threadIdx.x * per;
   Value<Op> acc = Op::identity();
