@@ -26,9 +26,11 @@ Value<Op> reduce_cpu(const Value<Op>* in, std::size_t n, Op op) {
 // clipped to n and lives at its last existing element, min((j+1) 2^d, n) - 1: then a node whose
 // right half is empty already sits where its left child sits and needs no work, and n need not be
 // a power of two. Seed 003 instead only walks the largest power of two <= n (elements past it are
-// never compared) and pads with 0 (labs-brief §1.7 item 7). The left child is combined first, so
-// the order is kept. Level 1 reads the input (copying a lone last element); the last level, a
-// single node, writes d_out: R = max(1, ceil(log2 n)) launches.
+// never compared) and pads with 0 (labs-brief §1.7 item 7). Thread j works on node j (003 computes
+// index * 2^d - 1, so its thread 0 idles at every level). The left child is combined first,
+// op(left, right) -- 003 writes max(buff[right], buff[left]), harmless only because max
+// commutes -- so the order is kept. Level 1 reads the input (copying a lone last element); the
+// last level, a single node, writes d_out: R = max(1, ceil(log2 n)) launches.
 
 template <class Op>
 __global__ void global_tree_first(const Value<Op>* in, std::size_t n, Value<Op>* buf, Value<Op>* out, Op op) {
