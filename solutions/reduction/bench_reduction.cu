@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -106,8 +107,21 @@ bool run_checked(Context& ctx, const Entry<Op>& e, const gpulab::DeviceBuffer<Va
   ctx.ws.reset();
   GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
   if (ctx.counter.available()) ctx.counter.start();
-  e.run(in.data(), n, out.data(), ctx.ws, Op{});
-  GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
+  try {
+    e.run(in.data(), n, out.data(), ctx.ws, Op{});
+    GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
+  } catch (const gpulab::CudaError& err) {
+    if (err.sticky()) throw;  // the context is lost: nothing after this can be trusted
+    ++ctx.failures;
+    std::printf("ERROR %-18s %-8s %s n=%zu: %s\n", e.id.c_str(), Op::name, what.c_str(), n, err.what());
+    if (ctx.counter.available()) ctx.counter.stop();
+    return false;
+  } catch (const std::exception& err) {
+    ++ctx.failures;
+    std::printf("ERROR %-18s %-8s %s n=%zu: %s\n", e.id.c_str(), Op::name, what.c_str(), n, err.what());
+    if (ctx.counter.available()) ctx.counter.stop();
+    return false;
+  }
   const long launches = ctx.counter.available() ? ctx.counter.stop() : -1;
   if (launches_out) *launches_out = launches;
   ++ctx.runs;
@@ -333,7 +347,7 @@ int main(int argc, char** argv) try {
   if (!device) return gpulab::missing_gpu_exit_code(std::cerr);
 
   if (*check) {
-    Context ctx(*device, large, block);
+    Context ctx(*device, std::max(large, std::size_t{1} << k_max), block);
     if (!ctx.counter.available()) std::printf("launch counts not checked: %s\n", ctx.counter.reason().c_str());
     check_op<SumOp>(ctx, k_max, large);
     check_op<MaxOp>(ctx, k_max, large);

@@ -38,7 +38,7 @@ tail -2 "$out/model-tests.log"
 
 step "check: every stage x operator x size x distribution"
 timeout 900 "$bench" check > "$out/check.log" 2>&1 || fail "check (see check.log)"
-grep -E "^(check|WRONG|LAUNCHES)" "$out/check.log" | head -40
+grep -E "^(check|WRONG|LAUNCHES|ERROR)" "$out/check.log" | head -40
 
 if [ "$mode" != quick ]; then
   step "bench: n = 2^28"
