@@ -189,16 +189,18 @@ struct ReduceWorkspace {
     if (begin + need > bytes)
       throw std::length_error("ReduceWorkspace::take: " + std::to_string(need) + " bytes asked, " +
                               std::to_string(bytes - std::min(begin, bytes)) +
-                              " left; the workspace holds n elements + 16 MiB");
+                              " left; the workspace holds reduce_workspace_bytes(n, element size)");
     used = begin + need;
     return reinterpret_cast<T*>(temp + begin);
   }
   void reset() { used = 0; }
 };
 
-// n elements (global-tree's copy, cub-scan-last's scan) + 16 MiB (partials, CUB's temp storage).
+// n elements (global-tree's copy, cub-scan-last's scan) + 16 MiB (partials) + one byte per element
+// (CUB's temp storage: DeviceScan's tile descriptors grow with n and the element size; mat2 at
+// n = 2^28 asked 25 MB on an H100, 2026-11-23, more than a fixed 16 MiB).
 constexpr std::size_t reduce_workspace_bytes(std::size_t n, std::size_t element_bytes) {
-  return n * element_bytes + (std::size_t{1} << 24);
+  return n * element_bytes + n + (std::size_t{1} << 24);
 }
 
 // ---- contracts the model (reduction_model.hpp) relies on ------------------------------------------------
