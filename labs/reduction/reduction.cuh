@@ -277,7 +277,17 @@ void reduce_cub_block_raking(const Value<Op>* d_in, std::size_t n, Value<Op>* d_
 template <class Op>
 void reduce_cub_scan_last(const Value<Op>* d_in, std::size_t n, Value<Op>* d_out, ReduceWorkspace& ws, Op op = {});
 
-// Explicit instantiations: REDUCTION_INSTANTIATE_GPU(reduce_tree, SumOp) etc.
+// Explicit instantiations: REDUCTION_INSTANTIATE_GPU(reduce_tree, SumOp) etc. Each student file
+// ends with its own (keep them: the harness links against exactly these):
+//   reduce_trees.cu     REDUCTION_FOR_ALL_OPS(REDUCTION_INSTANTIATE_CPU, reduce_cpu)
+//                       REDUCTION_FOR_ALL_OPS(REDUCTION_INSTANTIATE_GPU, reduce_global_tree)
+//                       REDUCTION_FOR_ALL_OPS(REDUCTION_INSTANTIATE_GPU, reduce_tree_interleaved)
+//                       REDUCTION_FOR_COMMUTATIVE_OPS(REDUCTION_INSTANTIATE_GPU, reduce_tree)
+//   reduce_registers.cu REDUCTION_FOR_COMMUTATIVE_OPS(REDUCTION_INSTANTIATE_GPU, reduce_cascading)
+//                       REDUCTION_FOR_ALL_OPS(REDUCTION_INSTANTIATE_GPU, reduce_ordered_registers)
+//   reduce_pipeline.cu  REDUCTION_FOR_ALL_OPS(REDUCTION_INSTANTIATE_GPU, reduce_pipeline_heap)
+//                       REDUCTION_FOR_ALL_OPS(REDUCTION_INSTANTIATE_GPU, reduce_pipeline)
+//                       REDUCTION_FOR_ALL_OPS(REDUCTION_INSTANTIATE_GPU, reduce_matrix)
 #define REDUCTION_INSTANTIATE_GPU(fn, OP)                                                                  \
   template void fn<OP>(const OP::value_type*, std::size_t, OP::value_type*, ReduceWorkspace&, OP);
 #define REDUCTION_INSTANTIATE_CPU(fn, OP) template OP::value_type fn<OP>(const OP::value_type*, std::size_t, OP);

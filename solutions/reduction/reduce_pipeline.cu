@@ -1,7 +1,7 @@
 // Reference, part 3 of 3: a warp is seed 004's multiprocessor (b = 32 cores) with a small
 // shared-memory structure; order is kept for any associative operator.
 //   pipeline-heap  reduce_pipeline_heap   the pipeline algorithm, node L at word L (2-way conflicts)
-//   pipeline       reduce_pipeline        seed 004 §5.2, Algorithms 4-6, the 2b layout of Fig. 8
+//   pipeline       reduce_pipeline        seed 004 §5.2, Algorithms 4-6, the 2b layout of Fig. 8 (no conflicts)
 //   matrix         reduce_matrix          seed 004 §5.2.1: b x (b + 1) staging, lane c folds a row
 #include <cuda_runtime.h>
 

@@ -1,5 +1,5 @@
 // Reference, part 1 of 3: one value per block and a launch per level.
-//   cpu               reduce_cpu                 the left fold
+//   cpu               reduce_cpu                 the left fold from the identity
 //   global-tree       reduce_global_tree         seed 003's find-max pattern, padded correctly
 //   tree-interleaved  reduce_tree_interleaved    interleaved addressing: in order, bank conflicts
 //   tree              reduce_tree                seed 004 §5.1.1 Algorithm 1: sequential addressing

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Instructors only: the reduction reference on the GPU machine (H100/H200, no network), run from
 # the repository root. Everything goes to $OUT (default build/reduction-check):
-#   model-tests.log   the CPU tests of the model and operators
+#   tests.log         the lab's Catch2 tests on the reference: [cpu] (model, operators) and [gpu]
+#                     (every stage on the edge sizes through the stage table)
 #   check.log         bench-reduction check: every stage x operator x edge size x distribution, exact
 #   bench.log         bench-reduction bench: n = 2^28, the issue's goals (GOAL ... met / MISSED)
 #   memcheck.log      compute-sanitizer memcheck, every stage x operator (n = 70001: partial tiles)
@@ -10,7 +11,7 @@
 #                     the CPU bank model's prediction
 # Exit status: non-zero when anything is wrong (a wrong result, a sanitizer error, a conflict count
 # off the model); a missed performance goal is reported in bench.log, not an error.
-# Usage: solutions/reduction/gpu_check.sh [step...]   steps: tests check bench memcheck racecheck ncu
+# Usage: autograder/bench/reduction_gpu_check.sh [step...]   steps: tests check bench memcheck racecheck ncu
 # (default: all; the build is incremental, so the steps can be run in separate calls, each well
 # under 10 minutes: e.g. `tests check`, then `bench`, then `memcheck racecheck ncu`).
 set -uo pipefail
@@ -30,15 +31,16 @@ prefix=()
   git rev-parse --short HEAD 2>/dev/null; } > "$out/gpu.txt" 2>&1
 step "configure + build ($(head -1 "$out/gpu.txt"))"
 cmake --preset gpu "${prefix[@]}" > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build --preset gpu -j "$(nproc)" --target bench-reduction test-reduction-model > "$out/build.log" 2>&1 ||
+cmake --build --preset gpu -j "$(nproc)" --target bench-reduction test-reduction-reference > "$out/build.log" 2>&1 ||
   { grep -E "error" "$out/build.log" | head -40; exit 1; }
 bin=$root/build/gpu/labs/reduction
 bench=$bin/bench-reduction
 
 if want tests; then
-  step "model tests"
-  "$bin/test-reduction-model" "[cpu]" > "$out/model-tests.log" 2>&1 || fail "model tests"
-  tail -2 "$out/model-tests.log"
+  step "lab tests: [cpu] and [gpu]"
+  { "$bin/test-reduction-reference" "[cpu]" && timeout 500 "$bin/test-reduction-reference" "[gpu]" --gpulab-gpu; } \
+    > "$out/tests.log" 2>&1 || fail "lab tests (see tests.log)"
+  grep -E "^(test cases|All tests)" "$out/tests.log"
 fi
 
 if want check; then

@@ -3,7 +3,7 @@
 // that meet at real barriers (__syncthreads, __syncwarp; a shuffle is a store, a warp barrier and
 // a load), and blocks run one after another. It checks the index arithmetic, the order of every
 // combine, the barriers' placement between phases and the launch counts; it says nothing about
-// coalescing, bank conflicts, the memory model or speed: the GPU check (../gpu_check.sh) does.
+// coalescing, bank conflicts, the memory model or speed: the GPU check (../reduction_gpu_check.sh) does.
 #pragma once
 #include <cuda_runtime.h>
 #include <barrier>

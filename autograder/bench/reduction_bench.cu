@@ -1,5 +1,6 @@
-// Instructors only (left out of the handout, like the rest of solutions/): the reduction lab's
-// GPU check and benchmark, standing in for the stage table until it is written on the lab kit.
+// Instructors only (left out of the handout, like the rest of autograder/bench/): the reduction lab's
+// GPU check and benchmark beside the stage table: more sizes per run (each one-pass stage's one-block
+// threshold +- 1, 2T +- 1) in one process, and issue 13's goals as GOAL lines.
 //   check   every reference stage and baseline x every operator x edge sizes x three
 //           distributions, exact against the CPU left fold (the model's fold); `interval` (the
 //           order oracle) for every order-keeping stage at every size; max on all-negative input;
@@ -8,7 +9,7 @@
 //           copy, every timed output checked too.
 //   one     one run of one stage (for compute-sanitizer and Nsight Compute), checked, with the
 //           model's launches and excess shared wavefronts printed for the script to compare.
-// Build: cmake --build --preset gpu --target bench-reduction; solutions/reduction/gpu_check.sh runs it.
+// Build: cmake --build --preset gpu --target bench-reduction; autograder/bench/reduction_gpu_check.sh runs it.
 #include <cuda_runtime.h>
 
 #include <CLI/CLI.hpp>

@@ -2,10 +2,10 @@
 # Instructors only, no GPU needed: the reference kernels run in a host emulation (emu.hpp) against
 # the model's fold and launch counts. Slow (a std::thread per CUDA thread): ~4 minutes for the
 # default sizes on 2 cores. Usage, from the repository root:
-#   solutions/reduction/host_emulation/run.sh [n [block]]
+#   autograder/bench/reduction_host_emulation/run.sh [n [block]]
 set -euo pipefail
 root=$(pwd)
-here=$root/solutions/reduction/host_emulation
+here=$root/autograder/bench/reduction_host_emulation
 work=$root/build/reduction-host-emulation
 mkdir -p "$work"
 python3 "$here/prep.py" "$root" "$work"
