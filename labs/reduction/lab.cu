@@ -348,7 +348,7 @@ Lab make_lab() {
   Lab lab;
   lab.id = "reduction";
   lab.title = "Reduction: trees, cascading, and the pipeline for non-commutative operators";
-  lab.student_files = {"reduce_trees.cu", "reduce_registers.cu", "reduce_pipeline.cu"};
+  lab.student_files = {"reduce_trees.cu", "reduce_registers.cu", "reduce_pipeline.cu", "reduce_device.cuh"};
   lab.default_n = std::size_t{1} << 24;
   lab.baseline_cpu_stage = "cpu";
   lab.stages = make_stages();

@@ -10,6 +10,7 @@
 
 #include "gpulab/cuda_check.hpp"
 #include "gpulab/lab.hpp"
+#include "reduce_device.cuh"
 #include "reduction.cuh"
 
 namespace reduction {

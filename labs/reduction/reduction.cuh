@@ -1,5 +1,6 @@
 // The reduction lab's interface: the operators, the workspace, and the functions your files
-// (labs/reduction/reduce_trees.cu, reduce_registers.cu, reduce_pipeline.cu) implement.
+// (labs/reduction/reduce_trees.cu, reduce_registers.cu, reduce_pipeline.cu, with helpers of your own
+// in reduce_device.cuh) implement.
 // Do not edit.
 //
 //   reduce(in[0..n), op) = in[0] (+) in[1] (+) ... (+) in[n-1], combined left to right;

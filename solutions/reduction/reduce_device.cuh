@@ -1,6 +1,6 @@
-// Device helpers the reference's three files share (instructors only, like the rest of
-// solutions/): 128-bit loads of any element type, the order-preserving warp and block combines,
-// the one-block final round, and the first-round grid.
+// Reference of the optional fourth student file (labs/reduction/reduce_device.cuh): the device
+// helpers the reference's three files share -- 128-bit loads of any element type, the
+// order-preserving warp and block combines, the one-block final round, and the first-round grid.
 #pragma once
 #include <cuda_runtime.h>
 
