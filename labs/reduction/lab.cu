@@ -123,14 +123,16 @@ CheckResult judge(std::span<const std::uint32_t> want_words, std::span<const std
     else
       s << "(" << got.lo << ", " << got.hi << "): elements were dropped";
     s << "; expected (" << want.lo << ", " << want.hi << ")";
+  } else if constexpr (std::is_same_v<T, std::int32_t>) {
+    s << "got " << got << ", expected " << want;
+    if constexpr (std::is_same_v<Op, MaxOp>)
+      if (got == 0 && want < 0) s << " (an identity of 0? max's identity is INT_MIN)";
   } else {
     s << "got words {";
     for (std::size_t i = 0; i < got_words.size(); ++i) s << (i ? ", " : "") << got_words[i];
     s << "}, expected {";
     for (std::size_t i = 0; i < want_words.size(); ++i) s << (i ? ", " : "") << want_words[i];
-    s << "}";
-    if constexpr (std::is_same_v<Op, MaxOp>)
-      if (got == 0 && want < 0) s << " (an identity of 0? max's identity is INT_MIN)";
+    s << "} (" << kWords<T> << " uint32 words, row-major)";
   }
   return CheckResult::fail(s.str());
 }

@@ -125,11 +125,9 @@ TEST_CASE("pipeline-heap: in order at every n", "[gpu][pipeline-heap]") { check_
 TEST_CASE("pipeline: in order at every n", "[gpu][pipeline]") { check_stage("pipeline"); }
 TEST_CASE("matrix: in order at every n", "[gpu][matrix]") { check_stage("matrix"); }
 TEST_CASE("ordered-registers: in order at every n", "[gpu][ordered-registers]") { check_stage("ordered-registers"); }
-TEST_CASE("baselines: CUB three ways", "[gpu][baselines]") {
-  check_stage("cub-sum");
-  check_stage("cub-block-raking");
-  check_stage("cub-scan-last");
-}
+TEST_CASE("cub-sum: sum and max at every n", "[gpu][baselines]") { check_stage("cub-sum"); }
+TEST_CASE("cub-block-raking: in order at every n", "[gpu][baselines]") { check_stage("cub-block-raking"); }
+TEST_CASE("cub-scan-last: in order at every n", "[gpu][baselines]") { check_stage("cub-scan-last"); }
 
 TEST_CASE("every stage at n >= 2^24 and with blocks of 64 and 1024", "[gpu][large]") {
   for (const char* stage : {"global-tree", "tree-interleaved", "tree", "cascading", "pipeline-heap", "pipeline", "matrix",

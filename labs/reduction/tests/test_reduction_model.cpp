@@ -1,6 +1,6 @@
 // CPU tests of the reduction lab's operators and model (no GPU needed).
-// Run:  ./build/ci/labs/reduction/test-reduction-model "[cpu]"
-//       ./build/ci/labs/reduction/test-reduction-model "[.bank-matrix]"   (the handout's drawings)
+// Run:  ./build/ci/labs/reduction/test-reduction-reference "[cpu]"
+//       ./build/ci/labs/reduction/test-reduction-reference "[.bank-matrix]"   (the handout's drawings)
 #include <climits>
 #include <cstdint>
 #include <iostream>
