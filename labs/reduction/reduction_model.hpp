@@ -42,7 +42,8 @@ Value<Op> fold(std::span<const Value<Op>> in, Op op = {}) {
 //   interval   element i = (i, i) whatever d is: the order oracle
 //   affine     a = 2 u + 1 (odd: never collapses to a constant map), c = v, u and v from
 //              generate_uint32(d, 2n, seed)
-//   mat2       four entries from generate_uint32(d, 4n, seed): products wrap modulo 2^32
+//   mat2       four entries from generate_uint32(d, 4n, seed), m00 and m11 made odd and m01 even:
+//              an odd determinant, so products wrap modulo 2^32 but never collapse to 0
 template <class Op>
 std::vector<Value<Op>> make_input(gpulab::Distribution d, std::size_t n, std::uint64_t seed);
 template <>

@@ -87,6 +87,20 @@ TEST_CASE("mat2: products wrap modulo 2^32, exactly", "[cpu][operators]") {
   CHECK_FALSE(op(in[0], in[1]) == op(in[1], in[0]));  // not commutative
 }
 
+TEST_CASE("mat2 inputs: the product never collapses, so order still shows at large n", "[cpu][operators]") {
+  // Random 2 x 2 matrices mod 2^32 multiply to the zero matrix within a few hundred factors (every
+  // product gathers factors of 2), and a zero result passes whatever the order. Inputs with an odd
+  // determinant are invertible mod 2^32: no product of them is 0, and reversing the order shows.
+  for (auto d : {Distribution::uniform, Distribution::full_range, Distribution::small_range}) {
+    const auto in = m::make_input<Mat2Op>(d, std::size_t{1} << 16, 5);
+    for (const auto& x : in) REQUIRE((x.m00 * x.m11 - x.m01 * x.m10) % 2 == 1);
+    const Mat2 forward = fold<Mat2Op>(in);
+    const std::vector<Mat2> reversed(in.rbegin(), in.rend());
+    CHECK_FALSE(forward == Mat2{0, 0, 0, 0});
+    CHECK_FALSE(forward == fold<Mat2Op>(reversed));
+  }
+}
+
 TEST_CASE("max: the identity is INT_MIN, and an all-negative input stays negative", "[cpu][operators]") {
   const auto neg = m::all_negative_input(5000, 4);
   const auto got = fold<MaxOp>(neg);
