@@ -13,7 +13,8 @@ The diagrams follow the seed documents (shared/seeds, README there): the Blelloc
 000 §4; the alpha x (b+1) matrix after seed 004 §6.1 (Algorithm 8, Fig. 11); the look-back
 states after Merrill & Garland's decoupled look-back; the tile transpose and coalescing after
 seed 000 §2.1/§3 and seed 004 §3.1; the in-place diagonal sweep after seed 000 Appendix B,
-Algorithm 2. The plots read labs/transpose/results/*.csv (the `experiment` CSVs, H200).
+Algorithm 2; interleaved vs sequential addressing and the pipeline's 2b layout after seed 004 §5.1-5.2
+(Algorithm 1, Fig. 8). The plots read labs/transpose/results/*.csv (the `experiment` CSVs, H200).
 """
 from __future__ import annotations
 
@@ -406,6 +407,113 @@ def coalescing(out: Path) -> None:
 # ---- machine-model plots (labs/transpose/results, measured on an H200) --------------------------
 
 
+# ---- reduction ---------------------------------------------------------------------------------
+
+
+def _range_label(members: list[int]) -> str:
+    """'0\u20133' for a contiguous run, '0,4,8,12' for a scattered set (what one word holds)."""
+    members = sorted(members)
+    if members == list(range(members[0], members[-1] + 1)):
+        return str(members[0]) if len(members) == 1 else f"{members[0]}\u2013{members[-1]}"
+    step = members[1] - members[0]
+    if len(members) > 2 and members == list(range(members[0], members[-1] + 1, step)):
+        return f"{members[0]}+{step}k"
+    return ",".join(map(str, members))
+
+
+def reduction_addressing(out: Path) -> None:
+    """16 shared words, 8 lanes, 8 banks drawn (32 on the GPU): interleaved addressing x[2st] += x[2st+s]
+    (seed 004's ref. [14], the block form of Algorithm 6) against sequential addressing x[t] += x[t+s]
+    (seed 004 Algorithm 1). Each word shows which inputs it holds; coloured words are the ones the
+    active lanes write at that level, with their bank below."""
+    n, banks = 16, 8
+    fig, ax = canvas("Block tree in shared memory: interleaved vs sequential addressing")
+    cs = 0.72
+
+    def panel(x0, title, strides, pair):
+        words = [[i] for i in range(n)]
+        ax.text(x0 + n * cs / 2, 11.9, title, ha="center", fontsize=21, weight="bold")
+        for level, s in enumerate([0] + strides):
+            y = 10.3 - level * 2.2
+            written = set()
+            if s:
+                for t in range(n):
+                    a, b = pair(t, s)
+                    if b < n and a < n:
+                        words[a] = words[a] + words[b]
+                        written.add(a)
+            for w in range(n):
+                hl = w in written
+                cell(ax, x0 + w * cs, y, _range_label(words[w]) if (hl or not s) else "", w=cs, h=cs * 1.1,
+                     color=BANKS(w % banks) if hl else ("#f4f5f7" if s else "white"), size=9 if hl else 11,
+                     textcolor="white" if hl else "black", weight="bold" if hl else "normal")
+            if s:
+                used = [w % banks for w in sorted(written)]
+                way = max(used.count(b) for b in set(used))
+                ax.text(x0 - 0.2, y + cs * 0.55, f"s={s}", ha="right", va="center", fontsize=15)
+                ax.text(x0 + n * cs + 0.2, y + cs * 0.55, f"{way}-way" if way > 1 else "no\nconflict",
+                        ha="left", va="center", fontsize=14, color=RED if way > 1 else GREEN, weight="bold")
+            else:
+                ax.text(x0 - 0.2, y + cs * 0.55, "input", ha="right", va="center", fontsize=15)
+
+    panel(1.2, "interleaved: x[2st] \u2295= x[2st + s]", [1, 2, 4, 8], lambda t, s: (2 * s * t, 2 * s * t + s))
+    panel(16.6, "sequential (Algorithm 1): x[t] \u2295= x[t + s]", [8, 4, 2, 1],
+          lambda t, s: (t, t + s) if t < s else (n, n))
+    ax.text(14.5, 0.1, "Colour = the bank of the word a lane writes (8 banks drawn, 32 on the GPU). Interleaved keeps every "
+            "word a contiguous range (in order)\nbut its lanes share banks; sequential is conflict-free, but word 0 meets "
+            "word 8 first (0,8, then 0+4k = 0,4,8,12): commutative \u2295 only.", ha="center", fontsize=15)
+    ax.set_xlim(-0.5, 31.0)
+    ax.set_ylim(-0.5, 12.6)
+    fig.savefig(out, dpi=DPI)
+
+
+def reduction_pipeline_layout(out: Path) -> None:
+    """The pipeline's 64-word tree of one warp on the 2 x 32 bank matrix (seed 004 \u00a75.2, Fig. 8): the
+    heap layout (node L at word L) against the 2b layout (even L at word L/2, odd L at 32 + ((L-1)/2 + 16)
+    mod 32); lane e's operand loads (nodes 2e, 2e+1) marked for lanes 0 and 1."""
+    b = 32
+    fig, ax = canvas("The pipeline's tree on the bank matrix: heap layout vs Fig. 8's 2b layout")
+    cs = 0.78
+
+    def word_2b(node):
+        return node // 2 if node % 2 == 0 else b + ((node - 1) // 2 + b // 2) % b
+
+    def draw(y0, title, word_of, note):
+        where = {word_of(L): L for L in range(2 * b)}
+        ax.text(0.0, y0 + 2 * cs + 0.2, title, ha="left", fontsize=20, weight="bold")
+        for row in range(2):
+            for bank in range(b):
+                L = where[row * b + bank]
+                if L in (0, 1):
+                    color, tc = RED, "white"            # lane 0's two operands
+                elif L in (2, 3):
+                    color, tc = ORANGE, "white"         # lane 1's two operands
+                elif L in (32, 33):
+                    color, tc = "#8e44ad", "white"      # lane 16's: the heap puts them on lane 0's banks
+                elif L == 2 * b - 1:
+                    color, tc = GREEN, "white"          # the running value
+                elif L < b:
+                    color, tc = "#dce8f5", "black"      # leaves: the newest row
+                else:
+                    color, tc = "white", "black"        # inner nodes
+                cell(ax, 0.9 + bank * cs, y0 + (1 - row) * cs, L, w=cs, h=cs, color=color, size=11, textcolor=tc)
+            ax.text(0.8, y0 + (1 - row) * cs + cs / 2, f"row {row}", ha="right", va="center", fontsize=13)
+        ax.text(0.9 + b * cs / 2, y0 - 0.45, note, ha="center", va="top", fontsize=15)
+
+    for bank in range(0, b, 4):
+        ax.text(0.9 + bank * cs + cs / 2, 10.25, str(bank), ha="center", fontsize=12, color="#555555")
+    ax.text(0.9 + b * cs / 2, 10.75, "bank", ha="center", fontsize=13, color="#555555")
+    draw(7.6, "heap: node L at word L", lambda L: L,
+         "lane e loads node 2e from bank 2e mod 32: lanes 0 and 16 both hit banks 0 and 1 \u2014 2-way, on both operand loads")
+    draw(3.2, "2b layout (Fig. 8): even nodes in row 0, odd nodes in row 1 rotated by 16", word_2b,
+         "operand 1 (node 2e) in bank e, operand 2 (node 2e+1) in bank (e+16) mod 32, leaf and result stores also bijections: 0 conflicts")
+    ax.text(0.9 + b * cs / 2, 0.3, "operands of lane 0 (red: nodes 0, 1), lane 1 (orange: 2, 3), lane 16 (purple: 32, 33)   "
+            "blue: leaves, the newest row   green: node 63, the running value", ha="center", fontsize=14)
+    ax.set_xlim(-0.6, 0.9 + b * cs + 0.4)
+    ax.set_ylim(-0.2, 11.2)
+    fig.savefig(out, dpi=DPI)
+
+
 def finish(fig, ax, out: Path, xlabel: str, ylabel: str, title: str, grid: str = "both") -> None:
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -514,6 +622,8 @@ FIGURES = {
     "transpose-tile": transpose_tile,
     "transpose-diagonal-sweep": diagonal_sweep,
     "access-coalesced-strided": coalescing,
+    "reduction-addressing": reduction_addressing,
+    "reduction-pipeline-layout": reduction_pipeline_layout,
     "model-setups": setups,
     "model-vector-width": vector_width,
     "model-latency": latency,
