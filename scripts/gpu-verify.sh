@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The GPU verification of the course in named steps, on an offline GPU machine (carry .deps/ from
+# scripts/fetch-deps.sh). The steps run detached (setsid) so that they outlive one remote command
+# of limited length: `start` launches them and waits, `collect` waits again; both print a summary
+# (one line per step: exit status and seconds), the tail of each log, and pack the logs into
+# $OUT/gpu-verify.tgz. Logs stay in $GPULAB_VERIFY_DIR (default /var/tmp/gpulab-verify).
+#
+#   scripts/gpu-verify.sh start [SECONDS] [STEP...]    (default: every step below, in this order)
+#   scripts/gpu-verify.sh collect [SECONDS]
+#
+# Steps: build ctest-gpu concurrent classes selfgrade measure-scan measure-transpose
+#        measure-reduction batch reduction-classes; any other word runs as a shell command.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+L=${GPULAB_VERIFY_DIR:-/var/tmp/gpulab-verify}
+mode=${1:-start}; shift || true
+wait_s=${1:-540}; shift || true
+
+collect() {
+  local t0=$SECONDS
+  while [ $((SECONDS - t0)) -lt "$wait_s" ] && ! grep -q "steps done" "$L/summary.txt" 2>/dev/null; do sleep 5; done
+  cat "$L/gpu.txt" "$L/summary.txt" 2>/dev/null
+  [ -n "${OUT:-}" ] && tar czf "$OUT/gpu-verify.tgz" --exclude='*.ncu-rep' --exclude='handout' -C "$(dirname "$L")" "$(basename "$L")" 2>/dev/null
+  for f in "$L"/*.log; do echo "=== $(basename "$f")"; tail -n 12 "$f"; done 2>/dev/null | tail -c 9000
+}
+
+if [ "$mode" = collect ]; then collect; exit 0; fi
+if [ "$mode" = steps ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+  [ -d "$root/.deps/usr" ] && export GPULAB_DEPS_PREFIX=$root/.deps/usr
+  command -v bwrap >/dev/null 2>&1 || export GPULAB_BWRAP=$root/.deps/usr/bin/bwrap
+  export GPULAB_BUILD_DIR=$root/build/gpu GPULAB_SOURCE_DIR=$root GPULAB_REQUIRE_GPU=1
+  export PYTHONPATH=$root/autograder${GPULAB_DEPS_PREFIX:+:$GPULAB_DEPS_PREFIX/lib/python3/dist-packages}
+  # The handout export takes git-tracked files: where a copy of the working tree arrived beside an
+  # older .git (a remote GPU machine), track what is there in a local commit first.
+  if [ -d .git ] && [ -n "$(git status --porcelain --untracked-files=normal 2>/dev/null | head -1)" ]; then
+    mkdir -p .git/info && printf '/.deps/\n/.devtools/\n' >> .git/info/exclude
+    git add -A >/dev/null 2>&1 && git -c user.name=gpu-verify -c user.email=gpu-verify@localhost commit -qm "gpu-verify: the working tree as sent" >/dev/null 2>&1
+  fi
+  sum() { echo "$(date -u +%T) $*" >> "$L/summary.txt"; }
+  run() { local name=$1 t=$2; shift 2; sum "start $name"; local t0=$SECONDS
+    timeout -k 10 "$t" "$@" > "$L/$name.log" 2>&1; local rc=$?; sum "end $name rc=$rc $((SECONDS - t0))s"; return $rc; }
+  { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; git log --oneline -1; } > "$L/gpu.txt" 2>&1
+  py=python3
+  for s in ${STEPS:-build ctest-gpu concurrent classes selfgrade measure-scan measure-transpose measure-reduction batch reduction-classes}; do
+    case $s in
+      build) run build 600 bash -c "cmake --preset gpu ${GPULAB_DEPS_PREFIX:+-DCMAKE_PREFIX_PATH=$GPULAB_DEPS_PREFIX} && cmake --build --preset gpu -j $(nproc)" || break ;;
+      ctest-gpu) run ctest-gpu 600 ctest --preset gpu --output-on-failure ;;
+      concurrent) OUT=$L/concurrent run concurrent 900 ctest --preset gpu-slow -R 'autograder[.]concurrent[.]gpu' --output-on-failure ;;
+      classes) run classes 900 $py autograder/tests/testdata_suite.py --only writes-everywhere --only library-single-pass --out "$L/classes" scan transpose ;;
+      selfgrade) OUT=$L/selfgrade run selfgrade 900 scripts/handout-selfgrade-gpu.sh "$root/build/gpu" ;;
+      measure-*) run "$s" 600 build/gpu/gpulab measure "${s#measure-}" --quick --out "$L/$s" ;;
+      batch) OUT=$L/batch run batch 900 scripts/gpu-batch-check.sh gpu ;;
+      reduction-classes) run reduction-classes 900 $py autograder/tests/testdata_suite.py --out "$L/reduction-classes" reduction ;;
+      *) run step 900 bash -c "$s" ;;
+    esac
+  done
+  sum "steps done"
+  exit 0
+fi
+# start
+rm -rf "$L"; mkdir -p "$L"
+STEPS="${*:-}" setsid nohup "$0" steps > "$L/steps.out" 2>&1 < /dev/null &
+collect
