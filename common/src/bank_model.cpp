@@ -112,4 +112,17 @@ std::string draw_bank_matrix(const WarpAccess& access, int max_columns) {
   return out.str();
 }
 
+RequestSummary summarize(const std::vector<NamedRequest>& requests) {
+  RequestSummary s;
+  for (const auto& r : requests) {
+    const auto report = analyze_bank_conflicts(r.access);
+    ++s.requests;
+    s.wavefronts += report.wavefronts;
+    s.ideal_wavefronts += report.ideal_wavefronts;
+    s.max_way = std::max(s.max_way, report.max_way);
+    s.worst_excess = std::max(s.worst_excess, report.excess());
+  }
+  return s;
+}
+
 }  // namespace gpulab

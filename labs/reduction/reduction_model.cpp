@@ -279,18 +279,6 @@ SharedUse shared_use(Stage s, const Shape& shape, int smem_per_sm, int w) {
 
 // ---- bank model ------------------------------------------------------------------------------------------------------
 
-RequestSummary summarize(const std::vector<Request>& requests) {
-  RequestSummary s;
-  for (const auto& r : requests) {
-    const auto report = gpulab::analyze_bank_conflicts(r.access);
-    ++s.requests;
-    s.wavefronts += report.wavefronts;
-    s.ideal_wavefronts += report.ideal_wavefronts;
-    s.max_way = std::max(s.max_way, report.max_way);
-  }
-  return s;
-}
-
 std::vector<Request> tree_interleaved_requests(int block) {
   check_shape(Shape{block});
   std::vector<Request> out;

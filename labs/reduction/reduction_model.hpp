@@ -117,17 +117,9 @@ int resident_warps(int smem_per_sm_bytes, int bytes_per_block, int warps_per_blo
 
 // ---- bank conflicts: one warp's shared-memory requests, instruction by instruction ------------------------------
 
-struct Request {
-  std::string step;
-  gpulab::WarpAccess access;
-};
-struct RequestSummary {
-  int requests = 0;
-  long wavefronts = 0, ideal_wavefronts = 0;
-  int max_way = 0;
-  long excess() const { return wavefronts - ideal_wavefronts; }
-};
-RequestSummary summarize(const std::vector<Request>& requests);
+using Request = gpulab::NamedRequest;  // common/'s bank model
+using gpulab::RequestSummary;
+using gpulab::summarize;
 
 // One block of tree-interleaved (block threads): the leaf store, then per stride s the loads of
 // x[2st], x[2st + s] and the store of x[2st] by every active warp.

@@ -81,19 +81,6 @@ std::vector<int> compact_reference(std::span<const int> in) {
   return out;
 }
 
-RequestSummary summarize(const std::vector<Request>& requests) {
-  RequestSummary s;
-  for (const auto& r : requests) {
-    const auto report = gpulab::analyze_bank_conflicts(r.access);
-    ++s.requests;
-    s.wavefronts += report.wavefronts;
-    s.ideal_wavefronts += report.ideal_wavefronts;
-    s.max_way = std::max(s.max_way, report.max_way);
-    s.worst_excess = std::max(s.worst_excess, report.excess());
-  }
-  return s;
-}
-
 std::string to_string(TreeLayout layout) {
   switch (layout) {
     case TreeLayout::plain: return "plain";

@@ -35,21 +35,10 @@ std::vector<int> compact_reference(std::span<const int> in);
 
 // ---- the bank-conflict model ----------------------------------------------------------------------
 
-// One warp request of a kernel's shared-memory access pattern, named for tables and drawings.
-struct Request {
-  std::string step;  // "up-sweep stride 4", "offset step j=0", ...
-  gpulab::WarpAccess access;
-};
-
-struct RequestSummary {
-  int requests = 0;
-  long wavefronts = 0;
-  long ideal_wavefronts = 0;
-  int max_way = 0;     // worst n-way conflict of any request
-  int worst_excess = 0;  // most excess wavefronts of one request
-  long excess() const { return wavefronts - ideal_wavefronts; }
-};
-RequestSummary summarize(const std::vector<Request>& requests);
+// One warp request of a kernel's shared-memory access pattern and their sum (common/'s bank model).
+using Request = gpulab::NamedRequest;
+using gpulab::RequestSummary;
+using gpulab::summarize;
 
 // Shared-memory scan (stages 4 and 5): where tree index i lives in shared memory.
 enum class TreeLayout {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpulab {
 
@@ -38,6 +39,25 @@ struct BankReport {
 };
 
 BankReport analyze_bank_conflicts(const WarpAccess& access);
+
+// One warp request of a kernel's shared-memory access pattern, named for tables and drawings
+// ("up-sweep stride 4", "offset step j=0"): a lab's bank model is a list of these per kernel.
+struct NamedRequest {
+  std::string step;
+  WarpAccess access;
+};
+
+// The requests of one kernel (or one step of it) added up.
+struct RequestSummary {
+  int requests = 0;
+  long wavefronts = 0;
+  long ideal_wavefronts = 0;
+  int max_way = 0;       // worst n-way conflict of any request
+  int worst_excess = 0;  // most excess wavefronts of one request
+  long excess() const { return wavefronts - ideal_wavefronts; }
+};
+
+RequestSummary summarize(const std::vector<NamedRequest>& requests);
 
 // Draws the request as the bank matrix: one row per bank, one column per word row
 // (word / 32), each cell the lanes that touch it; the busiest bank is marked.
