@@ -7,9 +7,10 @@
 #
 #   scripts/gpu-verify.sh start [SECONDS] [STEP...]    (default: every step below, in this order)
 #   scripts/gpu-verify.sh collect [SECONDS]
+#   GPULAB_VERIFY_SYNC_GIT=1: first commit the working tree locally (a copy sent beside an older .git)
 #
 # Steps: build ctest-gpu concurrent classes selfgrade measure-scan measure-transpose
-#        measure-reduction batch reduction-classes; any other word runs as a shell command.
+#        measure-reduction batch reduction-classes.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -33,8 +34,10 @@ if [ "$mode" = steps ]; then
   export GPULAB_BUILD_DIR=$root/build/gpu GPULAB_SOURCE_DIR=$root GPULAB_REQUIRE_GPU=1
   export PYTHONPATH=$root/autograder${GPULAB_DEPS_PREFIX:+:$GPULAB_DEPS_PREFIX/lib/python3/dist-packages}
   # The handout export takes git-tracked files: where a copy of the working tree arrived beside an
-  # older .git (a remote GPU machine), track what is there in a local commit first.
-  if [ -d .git ] && [ -n "$(git status --porcelain --untracked-files=normal 2>/dev/null | head -1)" ]; then
+  # older .git (a remote GPU machine), GPULAB_VERIFY_SYNC_GIT=1 tracks what is there in a local
+  # commit first (never by default: on a developer's checkout it would commit their changes).
+  if [ "${GPULAB_VERIFY_SYNC_GIT:-0}" = 1 ] && [ -d .git ] &&
+     [ -n "$(git status --porcelain --untracked-files=normal 2>/dev/null | head -1)" ]; then
     mkdir -p .git/info && printf '/.deps/\n/.devtools/\n' >> .git/info/exclude
     git add -A >/dev/null 2>&1 && git -c user.name=gpu-verify -c user.email=gpu-verify@localhost commit -qm "gpu-verify: the working tree as sent" >/dev/null 2>&1
   fi
@@ -53,7 +56,7 @@ if [ "$mode" = steps ]; then
       measure-*) run "$s" 600 build/gpu/gpulab measure "${s#measure-}" --quick --out "$L/$s" ;;
       batch) OUT=$L/batch run batch 900 scripts/gpu-batch-check.sh gpu ;;
       reduction-classes) run reduction-classes 900 $py autograder/tests/testdata_suite.py --out "$L/reduction-classes" reduction ;;
-      *) run step 900 bash -c "$s" ;;
+      *) sum "unknown step $s (steps: build ctest-gpu concurrent classes selfgrade measure-LAB batch reduction-classes)" ;;
     esac
   done
   sum "steps done"
