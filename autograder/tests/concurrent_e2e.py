@@ -71,8 +71,12 @@ def main() -> int:
                             f"{solo['points']:g} alone")
         if got_b["points"] != 0:
             failures.append(f"{lab}: the starter scored {got_b['points']:g} beside another grade (expected 0)")
-        if gpu and solo["points"] != solo["max_points"]:
-            failures.append(f"{lab}: the reference scored {solo['points']:g} of {solo['max_points']:g} alone")
+        # Full marks: the whole core and the whole extra credit (scan: 100 + 25), every lab.
+        full = all(abs(l["core_points"] - l["max_points"]) < 1e-6 and abs(l["extra_points"] - l["extra_max"]) < 1e-6
+                   for l in solo["labs"])
+        if gpu and not full:
+            failures.append(f"{lab}: the reference scored {solo['points']:g} of {solo['max_points']:g} "
+                            f"(+ extra credit) alone")
     for f in failures:
         print("concurrent_e2e: FAIL:", f)
     print(f"concurrent_e2e: reports under {out}")
