@@ -136,8 +136,11 @@ def check_handout(course: Course, out: Path) -> int:
             return EXIT_FAILED
     print("gpulab handout --check: tests ...", flush=True)
     # Not the suites that grade whole courses again, and never this check itself (it would recurse).
+    # As on a student's machine: without CI=true, so the slides tests skip where the export has no
+    # Marp (node_modules is not exported); under CI they fail on purpose in the course tree.
+    student_env = {k: v for k, v in os.environ.items() if k != "CI"}
     res = proc.run(["ctest", "--test-dir", str(build), "-E", "^autograder\\.(testdata|e2e|handout)", "-j2"],
-                   timeout=1800)
+                   timeout=1800, env=student_env)
     broken, expected = ctest_verdict(res.stdout)
     if res.timed_out or broken or (not res.ok and not expected):
         print(res.stdout[-3000:])
