@@ -15,7 +15,6 @@ submission and replaced atomically, so a crash never loses rows already graded.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import socket
@@ -28,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from gpulab import gradebook, proc, progress, report
+from gpulab import gradebook, locks, proc, progress, report
 from gpulab.errors import EXIT_CHECKS_MISSING, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_USAGE, GpulabError
 from gpulab.scoring import SubmissionGrade
 from gpulab.submission import submission_name
@@ -115,19 +114,13 @@ def read_batch_info(out: Path) -> dict[str, float]:
 @contextlib.contextmanager
 def claim(out: Path, name: str) -> Iterator[bool]:
     """True while this process holds the submission (a non-blocking lock on OUT/.batch/claims/
-    <name>); False when another grader holds it. The lock dies with its holder."""
-    d = out / ADMIN / "claims"
-    d.mkdir(parents=True, exist_ok=True)
-    fd = os.open(d / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    <name>, locks.FileLock); False when another grader holds it. The lock dies with its holder."""
+    lock = locks.FileLock(out / ADMIN / "claims" / f"{name}.lock")
+    got = lock.acquire(wait=False)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
+        yield got
     finally:
-        os.close(fd)
+        lock.release()
 
 
 def grade_into(sub: Path, dest: Path, grade_one: Callable[[Path, Path], SubmissionGrade]) -> tuple[str, bool]:
