@@ -10,7 +10,8 @@
 #   GPULAB_VERIFY_SYNC_GIT=1: first commit the working tree locally (a copy sent beside an older .git)
 #
 # Steps: build ctest-gpu concurrent classes selfgrade measure-scan measure-transpose
-#        measure-reduction batch reduction-classes.
+#        measure-reduction batch reduction-classes
+#        multi-batch (two or more GPUs: scripts/gpu-multi-batch-check.sh).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -56,7 +57,11 @@ if [ "$mode" = steps ]; then
       measure-*) run "$s" 600 build/gpu/gpulab measure "${s#measure-}" --quick --out "$L/$s" ;;
       batch) OUT=$L/batch run batch 900 scripts/gpu-batch-check.sh gpu ;;
       reduction-classes) run reduction-classes 900 $py autograder/tests/testdata_suite.py --out "$L/reduction-classes" reduction ;;
-      *) sum "unknown step $s (steps: build ctest-gpu concurrent classes selfgrade measure-LAB batch reduction-classes)" ;;
+      multi-batch) OUT=$L/multi-batch run multi-batch 1200 scripts/gpu-multi-batch-check.sh gpu ;;
+      reduction-bench) OUT=$L/reduction-bench run reduction-bench 600 autograder/bench/reduction_gpu_check.sh ;;
+      ctest-reduction) run ctest-reduction 600 ctest --preset gpu-slow -R reduction --output-on-failure ;;
+      gpu-slow) run gpu-slow 900 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]concurrent' ;;
+      *) sum "unknown step $s (steps: build ctest-gpu concurrent classes selfgrade measure-LAB batch reduction-classes multi-batch reduction-bench ctest-reduction gpu-slow)" ;;
     esac
   done
   sum "steps done"

@@ -336,6 +336,77 @@ def parse_kernel_names(output: str) -> list[str]:
     return names
 
 
+# With --nvtx, each kernel's row carries the push/pop range stack of the thread that launched
+# it: `2040  "<default domain>:gpulab:padded:none:none:..."` (Domain:Range:payload and colour
+# fields; H200 report, 2026). The runner's range for a stage is "gpulab:<stage>".
+NVTX_STACK_COLUMN = "thread Domain:Push/Pop_Range"
+_STAGE_RANGE = re.compile(r'"[^"]*?:gpulab:([^:"]+):')
+
+
+def parse_stage_kernels(output: str) -> tuple[dict[str, tuple[float | None, list[str]]], bool]:
+    """{stage: (its kernels' summed gpu__time_duration in ms, their names)} from the `--csv`
+    output of one profiled run of several stages with `--nvtx`: each kernel goes to the stage
+    whose range "gpulab:<stage>" is on its NVTX stack (kernels outside every stage's range:
+    input generation, output poisoning, checks, are left out). A stage with an unreadable value
+    gets None. The flag says whether the output had the NVTX stack column at all."""
+    rows = [line for line in output.splitlines() if line.startswith('"')]
+    found: dict[str, tuple[float | None, list[str]]] = {}
+    has_stack = False
+    seen: set[tuple[str, str]] = set()
+    for row in csv.DictReader(io.StringIO("\n".join(rows))):
+        stack_key = next((k for k in row if k and k.startswith(NVTX_STACK_COLUMN)), None)
+        if stack_key is None:
+            continue
+        has_stack = True
+        m = _STAGE_RANGE.search(row.get(stack_key) or "")
+        if m is None:
+            continue
+        stage = m.group(1)
+        ms, names = found.get(stage, (0.0, []))
+        name, kid = row.get("Kernel Name") or "", row.get("ID") or ""
+        if name and (kid, name) not in seen:
+            seen.add((kid, name))
+            names.append(name)
+        if row.get("Metric Name") == "gpu__time_duration.sum":
+            text = (row.get("Metric Value") or "").replace(",", "").strip()
+            scale = _TIME_UNITS_MS.get((row.get("Metric Unit") or "").strip())
+            try:
+                value = float(text)
+            except ValueError:
+                value = None
+            ms = None if (ms is None or value is None or scale is None) else ms + value * scale
+        found[stage] = (ms, names)
+    return found, has_stack
+
+
+def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, work: Path, timeout: float = 300,
+                               wrapper: list[str] | None = None, scratch: Path | None = None,
+                               env: dict[str, str] | None = None) -> dict[str, KernelProfile]:
+    """profile_kernel_time for several stages in one ncu run of one process (one start of ncu
+    and of the runner instead of one per stage: ~2.5 s each on an H100). Kernels are attributed
+    by the NVTX stack column. Only the stages this run measured are returned: a stage left
+    out (it launched no kernel, the process broke before it, ncu printed no stack column)
+    is for the caller to profile alone, where "no kernel in the range" is decided."""
+    ncu = tools.find_tool("ncu")
+    if ncu is None or not stages:
+        return {}
+    work.mkdir(parents=True, exist_ok=True)
+    target = [str(runner), "run"]
+    for s in stages:
+        target += ["--stage", s]
+    target += ["--n", size_arg, "--no-time", "--format", "json"]
+    # No NVTX include filter: every kernel is profiled (one pass each for this metric), and the
+    # stack column says whose it is; it does not depend on how several filters combine.
+    args = ["--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--csv",
+            "--print-kernel-base", "demangled", "--nvtx"] + target
+    res = _run_ncu(ncu, args, timeout, work / "ncu-time-stages.log", "kernel time, all stages", wrapper, scratch, env)
+    if res.timed_out or diagnose_failure(res.stdout + res.stderr):
+        return {}
+    found, _ = parse_stage_kernels(res.stdout)
+    return {s: KernelProfile(ms, "" if ms is not None else "ncu printed no kernel time for the stage", names)
+            for s, (ms, names) in found.items() if s in stages and names}
+
+
 def _stage_nvtx_filter(stage: str) -> list[str]:
     """Only the kernels inside the push/pop range "gpulab:<stage>" that the runner opens around
     the stage's run() (common/src/runner.cpp): not input generation, not output poisoning."""

@@ -20,6 +20,11 @@ from typing import Any
 
 CHECKS = ("correctness", "sanitizer", "conflict_free", "performance")
 
+# How far a performance ratio (student / reference median) may move between two grades of the
+# same code on GPUs of the same model (another run, the other GPU of a host): autograder/README.md,
+# "Timing noise". Points move only for a stage whose ratio is near or past the full-credit line.
+TIMING_NOISE = 0.05
+
 # Outcome of one check of one stage.
 PASS, FAIL, NOT_RUN, SKIPPED = "pass", "fail", "not-run", "skipped"
 

@@ -164,10 +164,11 @@ def fake_tools_env(tmp: Path) -> dict[str, str | None]:
     return dict(GPULAB_FAKE_GPU="1", GPULAB_NO_GPU=None, GPULAB_NCU=str(fakes / "fake_ncu.py"),
                 GPULAB_COMPUTE_SANITIZER=str(fakes / "fake_sanitizer.py"), FAKE_NCU_SOURCE=None,
                 FAKE_NCU_DETAILS=None, FAKE_NCU_PERM=None, FAKE_NCU_RAW=None, FAKE_SANITIZER_MEMCHECK=None,
-                FAKE_SANITIZER_RACECHECK=None, GPULAB_GPU_LOCK=str(tmp / "gpu.lock"),
+                FAKE_SANITIZER_RACECHECK=None, FAKE_NCU_MERGED=None, FAKE_NCU_ARGV_LOG=None,
+                GPULAB_GPU_LOCK=str(tmp / "gpu.lock"),
                 GPULAB_SANDBOX_KEEP_ENV="FAKE_SANITIZER_MEMCHECK,FAKE_SANITIZER_RACECHECK,FAKE_NCU_PERM,"
                                         "FAKE_NCU_KERNEL_MS,FAKE_NCU_SOURCE,FAKE_NCU_RAW,FAKE_NCU_DETAILS,"
-                                        "FAKE_NCU_LIBRARY_STAGE")
+                                        "FAKE_NCU_LIBRARY_STAGE,FAKE_NCU_MERGED,FAKE_NCU_ARGV_LOG")
 
 
 def fake_cmake_on_path(root: Path) -> str:

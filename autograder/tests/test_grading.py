@@ -126,6 +126,23 @@ class GradingTest(TempDir, unittest.TestCase):
         self.assertEqual(sub.points, full.points - self.stage(full, "naive").points)
         self.assertIn("DeviceScanKernel", json.dumps(report.results_json(sub)))
 
+    def test_kernel_times_of_every_stage_come_from_one_ncu_run(self):
+        # One ncu (and runner) start per stage cost ~2.5 s each on an H100: the timing cross-check
+        # and the library rule now share one run of all stages, attributed by the NVTX stack.
+        for merged, runs in ((None, 1), ("nostack", 3)):   # no stack column: each stage alone
+            with self.subTest(merged=merged):
+                log = self.tmp / f"argv-{merged}.log"
+                with env(FAKE_NCU_ARGV_LOG=str(log), FAKE_NCU_MERGED=merged, FAKE_NCU_KERNEL_MS="0.9",
+                         FAKE_NCU_LIBRARY_STAGE="naive"):
+                    sub = self.grade(REFERENCE)
+                timing = [l for l in log.read_text().splitlines() if "gpu__time_duration.sum" in l]
+                self.assertEqual(len(timing), runs, timing)
+                self.assertIn("--stage naive --stage shared", timing[0])
+                self.assertEqual(self.stage(sub, "naive").checks["library"].status, "fail")
+                shared = self.stage(sub, "shared")
+                self.assertEqual(shared.checks["library"].status, "pass")
+                self.assertIn("ncu kernel time 0.9 ms", shared.checks["performance"].summary)
+
     def test_each_phase_is_timed_and_printed(self):
         sub = self.grade(REFERENCE)
         lab = sub.labs[0]

@@ -165,6 +165,34 @@ KERNEL_TIME_CSV = (
 )
 
 
+# Several stages in one profiled run with --nvtx: the stack column as an H200 report prints it.
+STAGES_CSV = (
+    '"ID","Kernel Name","thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg",'
+    '"Metric Name","Metric Unit","Metric Value"\n'
+    '"0","fill","","gpu__time_duration.sum","usecond","40.0"\n'
+    '"1","block_scan","2040  ""<default domain>:gpulab:shared:none:none:none:none:none:none"" ",'
+    '"gpu__time_duration.sum","usecond","12.50"\n'
+    '"2","add_back","2040  ""<default domain>:gpulab:shared:none:none:none:none:none:none"" ",'
+    '"gpu__time_duration.sum","nsecond","2,500"\n'
+    '"3","void cub::X::DeviceScanKernel<int>(int)","2040  ""<default domain>:gpulab:single-pass:none:none:none:none:none:none"" ",'
+    '"gpu__time_duration.sum","msecond","n/a"\n'
+)
+
+
+class StageKernelsTest(unittest.TestCase):
+    def test_kernels_go_to_the_stage_on_their_nvtx_stack(self):
+        found, has_stack = ncu.parse_stage_kernels(STAGES_CSV)
+        self.assertTrue(has_stack)
+        self.assertEqual(set(found), {"shared", "single-pass"})   # the input kernel is nobody's
+        self.assertAlmostEqual(found["shared"][0], 0.015)
+        self.assertEqual(found["shared"][1], ["block_scan", "add_back"])
+        self.assertIsNone(found["single-pass"][0])                  # n/a: not a measurement
+        self.assertEqual(found["single-pass"][1], ["void cub::X::DeviceScanKernel<int>(int)"])
+
+    def test_no_stack_column_attributes_nothing(self):
+        self.assertEqual(ncu.parse_stage_kernels(KERNEL_TIME_CSV), ({}, False))
+
+
 class KernelTimeTest(unittest.TestCase):
     def test_sums_every_kernel_in_milliseconds(self):
         self.assertAlmostEqual(ncu.parse_kernel_time_ms(KERNEL_TIME_CSV), 0.015)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from gpulab.checks import SANDBOX_FIX, LabRun
-from gpulab.checks.performance import profile
+from gpulab.checks.performance import profile, profile_stages
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
 
 
@@ -17,10 +17,12 @@ def run(lr: LabRun) -> None:
     cross-check when that ran."""
     rubric = lr.rubric
     size = rubric.sanitizer_size or rubric.performance.size or (rubric.cases[0].size if rubric.cases else None)
-    for sp in lr.points:
+    checked = [sp for sp in lr.points if not (sp.library == "any" or not lr.on_gpu[sp.id] or not lr.gpu
+                                              or lr.grades[sp.id].points <= 0 or size is None)]
+    if size is not None:
+        profile_stages(lr, [sp.id for sp in checked], size.arg)
+    for sp in checked:
         sg = lr.grades[sp.id]
-        if sp.library == "any" or not lr.on_gpu[sp.id] or not lr.gpu or sg.points <= 0 or size is None:
-            continue
         prof = profile(lr, sp.id, size.arg)
         lib = [k for k in prof.kernels if library_kernel(k)]
         if lib:

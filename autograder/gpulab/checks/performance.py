@@ -35,6 +35,9 @@ def run(lr: LabRun) -> None:
     t_ref = lr.reference_times(ids) if lr.reference_times else time_stages(lr.reference, ids, lr.rubric, None)
     t_student = time_stages(lr.runner, ids, lr.rubric, lr.sandbox)
     ratio = lr.rubric.performance.full_credit_ratio
+    if lr.options.verify_timing and lr.rubric.performance.size is not None:
+        profile_stages(lr, [s for s in ids if t_ref[s][0] is not None and t_student[s][0] is not None],
+                       lr.rubric.performance.size.arg)
     for sp in eligible:
         (tr, why_ref), (t, why) = t_ref[sp.id], t_student[sp.id]
         if tr is None:
@@ -82,6 +85,24 @@ def time_stages(runner: Path, stages: list[str], rubric: Rubric, sandbox: Sandbo
         for s in missing:
             out[s] = time_stages(runner, [s], rubric, sandbox)[s]
     return out
+
+
+def profile_stages(lr: LabRun, stages: list[str], size_arg: str) -> None:
+    """Profiles the stages not yet in `lr.profiles` in one ncu run (grading time: one ncu and
+    runner start instead of one per stage); a stage that run did not measure is left for
+    profile() to run alone."""
+    todo = [s for s in stages if s not in lr.profiles]
+    if len(todo) < 2:
+        return
+    scratch = lr.sandbox.mkdtemp("gpulab-ncu-")
+    try:
+        wrapper, _ = lr.sandbox.profiler_wrap(lr.runner, scratch, lr.rubric.tool_timeout)
+        if wrapper is not None:
+            lr.profiles.update(ncu.profile_stages_kernel_time(
+                lr.runner, todo, size_arg, scratch, lr.rubric.tool_timeout * len(todo), wrapper=wrapper,
+                scratch=scratch, env=lr.sandbox.env(scratch)))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def profile(lr: LabRun, stage: str, size_arg: str) -> ncu.KernelProfile:
