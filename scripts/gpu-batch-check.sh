@@ -5,6 +5,8 @@
 # and --gpus all (when the host has more than one GPU). Then --plan from the measured grades, and
 # the rerun grades nothing. Logs and gradebooks go to $OUT (or build/<preset>/batch-check).
 # Usage: scripts/gpu-batch-check.sh [preset]   (default gpu). Exit 1 on any mismatch.
+# BATCH_LABS="transpose ...": only these labs (default every lab); BATCH_GPU=I: the one-GPU way
+# is --gpus I (default 0); BATCH_ALL=0: no --gpus all way (another job holds the other GPUs).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -19,6 +21,7 @@ labs=()
 for d in solutions/*/; do
   lab=$(basename "$d")
   [ -f "labs/$lab/rubric.toml" ] || continue
+  [ -z "${BATCH_LABS:-}" ] || [[ " $BATCH_LABS " == *" $lab "* ]] || continue
   labs+=("$lab")
   cp -r "solutions/$lab" "$subs/reference/labs/$lab"
   cp -r "labs/$lab" "$subs/starter/labs/$lab"
@@ -36,8 +39,9 @@ run() {  # name, args...
   echo "gpu-batch-check: $name: exit $? in $((SECONDS - t0)) s (expected 1: the empty submission is an error row)"
 }
 run plain
-run gpus0 --gpus 0
+run gpus0 --gpus "${BATCH_GPU:-0}"
 ngpu=$(nvidia-smi -L | grep -c '^GPU')
+[ "${BATCH_ALL:-1}" = 0 ] && ngpu=1
 [ "$ngpu" -gt 1 ] && run gpusall --gpus all
 
 python3 - "$out" "$ngpu" <<'PY' || status=1
@@ -77,7 +81,7 @@ sys.exit(1 if bad else 0)
 PY
 
 # Resume: the same command again grades nothing; --plan uses the measured times.
-"$G" grade --batch "$subs" --out "$out/grades-gpus0" --gpus 0 >"$out/rerun.log" 2>&1
+"$G" grade --batch "$subs" --out "$out/grades-gpus0" --gpus "${BATCH_GPU:-0}" >"$out/rerun.log" 2>&1
 grep -q "0 to grade" "$out/rerun.log" || { echo "gpu-batch-check: FAIL: the rerun graded again:"; cat "$out/rerun.log"; status=1; }
 "$G" grade --batch "$subs" --out "$out/grades-gpus0" --plan --force --array-limit 8 | tee "$out/plan.log"
 grep -q "measured" "$out/plan.log" || { echo "gpu-batch-check: FAIL: --plan did not use the measured grades"; status=1; }

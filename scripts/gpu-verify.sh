@@ -3,7 +3,7 @@
 # scripts/fetch-deps.sh). The steps run detached (setsid) so that they outlive one remote command
 # of limited length: `start` launches them and waits, `collect` waits again; both print a summary
 # (one line per step: exit status and seconds), the tail of each log, and pack the logs into
-# $OUT/gpu-verify.tgz. Logs stay in $GPULAB_VERIFY_DIR (default /var/tmp/gpulab-verify).
+# $OUT/<name of that folder>.tgz. Logs stay in $GPULAB_VERIFY_DIR (default /var/tmp/gpulab-verify).
 #
 #   scripts/gpu-verify.sh start [SECONDS] [STEP...]    (default: every step below, in this order)
 #   scripts/gpu-verify.sh collect [SECONDS]
@@ -23,7 +23,7 @@ collect() {
   local t0=$SECONDS
   while [ $((SECONDS - t0)) -lt "$wait_s" ] && ! grep -q "steps done" "$L/summary.txt" 2>/dev/null; do sleep 5; done
   cat "$L/gpu.txt" "$L/summary.txt" 2>/dev/null
-  [ -n "${OUT:-}" ] && tar czf "$OUT/gpu-verify.tgz" --exclude='*.ncu-rep' --exclude='handout' -C "$(dirname "$L")" "$(basename "$L")" 2>/dev/null
+  [ -n "${OUT:-}" ] && tar czf "$OUT/$(basename "$L").tgz" --exclude='*.ncu-rep' --exclude='handout' -C "$(dirname "$L")" "$(basename "$L")" 2>/dev/null
   for f in "$L"/*.log; do echo "=== $(basename "$f")"; tail -n 12 "$f"; done 2>/dev/null | tail -c 9000
 }
 
