@@ -27,6 +27,7 @@ for d in solutions/*/; do
   cp -r "labs/$lab" "$subs/starter/labs/$lab"
 done
 cp -r "labs/${labs[0]}" "$subs/broken/labs/${labs[0]}"
+labargs=(); [ -z "${BATCH_LABS:-}" ] || for l in "${labs[@]}"; do labargs+=(--lab "$l"); done
 for f in "$subs/broken/labs/${labs[0]}"/*.cu; do echo 'this line is not C++' >>"$f"; done
 echo "nothing submitted" >"$subs/empty/README.md"
 echo "gpu-batch-check: labs ${labs[*]}; $(nvidia-smi -L | wc -l) GPU(s)"
@@ -35,7 +36,7 @@ status=0
 run() {  # name, args...
   local name=$1; shift
   local t0=$SECONDS
-  "$G" grade --batch "$subs" --out "$out/grades-$name" --jobs 2 "$@" >"$out/$name.log" 2>&1
+  "$G" grade --batch "$subs" --out "$out/grades-$name" --jobs 2 "${labargs[@]}" "$@" >"$out/$name.log" 2>&1
   echo "gpu-batch-check: $name: exit $? in $((SECONDS - t0)) s (expected 1: the empty submission is an error row)"
 }
 run plain
@@ -81,9 +82,9 @@ sys.exit(1 if bad else 0)
 PY
 
 # Resume: the same command again grades nothing; --plan uses the measured times.
-"$G" grade --batch "$subs" --out "$out/grades-gpus0" --gpus "${BATCH_GPU:-0}" >"$out/rerun.log" 2>&1
+"$G" grade --batch "$subs" --out "$out/grades-gpus0" --gpus "${BATCH_GPU:-0}" "${labargs[@]}" >"$out/rerun.log" 2>&1
 grep -q "0 to grade" "$out/rerun.log" || { echo "gpu-batch-check: FAIL: the rerun graded again:"; cat "$out/rerun.log"; status=1; }
-"$G" grade --batch "$subs" --out "$out/grades-gpus0" --plan --force --array-limit 8 | tee "$out/plan.log"
+"$G" grade --batch "$subs" --out "$out/grades-gpus0" --plan --force --array-limit 8 "${labargs[@]}" | tee "$out/plan.log"
 grep -q "measured" "$out/plan.log" || { echo "gpu-batch-check: FAIL: --plan did not use the measured grades"; status=1; }
 "$G" gradebook "$out/grades-gpus0" >"$out/gradebook.log" 2>&1 || status=1
 echo "gpu-batch-check: exit $status (logs in $out)"

@@ -59,9 +59,11 @@ if [ "$mode" = steps ]; then
       reduction-classes) run reduction-classes 900 $py autograder/tests/testdata_suite.py --out "$L/reduction-classes" reduction ;;
       multi-batch) OUT=$L/multi-batch run multi-batch 1200 scripts/gpu-multi-batch-check.sh gpu ;;
       reduction-bench) OUT=$L/reduction-bench run reduction-bench 600 autograder/bench/reduction_gpu_check.sh ;;
-      ctest-reduction) run ctest-reduction 600 ctest --preset gpu-slow -R reduction --output-on-failure ;;
+      ctest-reduction) run ctest-reduction 600 ctest --preset gpu -R reduction --output-on-failure ;;
+      reduction-ncu) run reduction-ncu 600 build/gpu/gpulab measure reduction --quick --only experiments,ncu-sweeps --out "$L/reduction-ncu" ;;
+      reduction-blocks) run reduction-blocks 600 bash -c 'for b in 256 512 1024; do build/gpu/labs/reduction/bench-reduction bench --block $b; done' ;;
       gpu-slow) run gpu-slow 900 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]concurrent' ;;
-      *) sum "unknown step $s (steps: build ctest-gpu concurrent classes selfgrade measure-LAB batch reduction-classes multi-batch reduction-bench ctest-reduction gpu-slow)" ;;
+      *) sum "unknown step $s (steps: build ctest-gpu concurrent classes selfgrade measure-LAB batch reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow)" ;;
     esac
   done
   sum "steps done"

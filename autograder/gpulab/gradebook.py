@@ -108,7 +108,9 @@ def row_of(doc: dict[str, Any] | None, name: str, maxima: dict[str, float]) -> R
             continue
         cells[lab] = float(l.get("points", 0))
         if l.get("status", GRADED) != GRADED:
-            first = str(l.get("message", "")).strip().splitlines()[:1]
+            # The message's first line with content: "compile error:" is only its header.
+            lines = [x.strip() for x in str(l.get("message", "")).splitlines() if x.strip()]
+            first = [x for x in lines if not x.endswith(":")][:1] or lines[:1]
             detail.append(f"{lab}: {l.get('status')}" + (f" ({first[0][:120]})" if first else ""))
         if l.get("max_points") is not None and abs(float(l["max_points"]) - lab_max) > 1e-9 \
                 and l.get("status", GRADED) == GRADED:

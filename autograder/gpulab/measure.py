@@ -365,11 +365,7 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tupl
 
     if "experiments" in only:
         for e in listing.get("experiments", []):
-            cmd = [runner, "experiment", e["id"], "--csv", out / f"{e['id']}.csv"]
-            if quick:
-                cmd.append("--quick")
-            elif e["id"] in spec.experiment_n:
-                cmd += ["--n", spec.experiment_n[e["id"]]]
+            cmd = [runner, "experiment", e["id"], "--csv", out / f"{e['id']}.csv"] + experiment_args(spec, e["id"], quick)
             log.step(f"experiment-{e['id']}", cmd, t["experiment"], env=env)
 
     if "bench" in only and bench_runs:
@@ -410,6 +406,18 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tupl
             problems = draw_plots(spec, out, out / "img", _device_facts(out / "run.json"), source)
             log.note("plots", "; ".join(problems) if problems else f"{len(spec.plots)} drawn in img/", not problems)
     return _finish(log, out, lab, "")
+
+
+def experiment_args(spec: Any, eid: str, quick: bool) -> list[str]:
+    """The runner's options for one experiment: its [measure.experiments] n, and --quick. An
+    experiment that is an ncu sweep's model keeps its n under --quick too: the sweep compares
+    counts of whole runs at that n (a quick model at 2^24 against ncu at 65536 failed every
+    point on the H200, 2026-11-23)."""
+    models = {Path(s.model_csv).stem for s in spec.ncu_sweeps if s.model_csv}
+    args = ["--quick"] if quick else []
+    if eid in spec.experiment_n and (not quick or eid in models):
+        args += ["--n", spec.experiment_n[eid]]
+    return args
 
 
 def _finish(log: Log, out: Path, lab: str, why: str) -> int:

@@ -2,7 +2,7 @@
 
 The GPU time per submission and lab comes from the last measured grades in OUT (the median of
 `seconds - build_seconds` of the labs graded on a GPU), else from the rubric: its cases and
-checks times rough per-run costs (RUN_GUESS_S, ...), said to be a guess. Wall time on one GPU, on
+checks times per-run costs (CASE_GUESS_S, ...), said to be a guess. Wall time on one GPU, on
 N GPUs of this host and on a Slurm array of width W assumes the builds (--jobs in parallel) keep
 up with the GPU, which is serial per device; an array task also pays for its private workspace.
 """
@@ -19,10 +19,15 @@ from gpulab import batch, gradebook
 from gpulab.report import format_table
 from gpulab.submission import submission_name
 
-RUN_GUESS_S = 2.0          # one correctness process of one stage and case
-SANITIZER_GUESS_S = 30.0   # memcheck + racecheck of one stage
-NCU_GUESS_S = 30.0         # one Nsight Compute profile (bank conflicts, timing cross-check)
-TIMING_GUESS_S = 10.0      # student + reference timing of one stage
+# Costs in the grader's own units (checks/*.py), from H200 grades of the three references
+# (2026-11-23: scan 50 s, transpose 56 s, reduction 33 s of GPU phases): a correctness case is one
+# process for every stage it applies to; the sanitizers run once per lab and tool; bank conflicts
+# take one Nsight Compute profile per graded stage; performance times each stage in two processes
+# (reference, student) and cross-checks all of them in one ncu run.
+CASE_GUESS_S = 1.5         # one correctness process (all stages of one case)
+SANITIZER_GUESS_S = 5.0    # memcheck + racecheck of the lab (one run each)
+NCU_GUESS_S = 5.0          # one Nsight Compute profile of one stage (bank conflicts)
+TIMING_GUESS_S = 3.0       # one stage's reference and student timing and its share of the ncu run
 BUILD_GUESS_S = 60.0       # one student build (the workspace is configured already)
 WORKSPACE_GUESS_S = 300.0  # a fresh workspace: copy, configure, first build (once per worker/task)
 DEFAULT_WIDTH = 16
@@ -30,12 +35,10 @@ DEFAULT_WIDTH = 16
 
 def rubric_seconds(rubric: Any) -> float:
     """A guess of one submission's GPU seconds for a lab from its rubric."""
-    s = 0.0
-    for sp in rubric.stages:
-        s += RUN_GUESS_S * len(rubric.cases_for(sp.id))
-        s += SANITIZER_GUESS_S if sp.sanitizer > 0 else 0
-        s += NCU_GUESS_S if sp.conflict_free > 0 else 0
-        s += TIMING_GUESS_S + NCU_GUESS_S if sp.performance > 0 else 0
+    s = CASE_GUESS_S * len(rubric.cases)
+    s += SANITIZER_GUESS_S if any(sp.sanitizer > 0 for sp in rubric.stages) else 0
+    s += NCU_GUESS_S * sum(sp.conflict_free > 0 for sp in rubric.stages)
+    s += TIMING_GUESS_S * sum(sp.performance > 0 for sp in rubric.stages)
     return s
 
 

@@ -89,7 +89,7 @@ def lab(name, status="graded", pts=0.0, max_pts=100.0, not_run=None):
     checks = {"correctness": Check("correctness", "pass", pts, max_pts)}
     for check in not_run or []:
         checks[check] = Check(check, "not-run", 0, 0, "no GPU")
-    return LabGrade(name, status=status, message="labs/x.cu:2: error: boom" if status != "graded" else "",
+    return LabGrade(name, status=status, message="compile error:\nlabs/x.cu:2: error: boom" if status != "graded" else "",
                     stages=[StageGrade("s", checks=checks)], max_points_rubric=max_pts)
 
 

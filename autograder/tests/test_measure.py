@@ -89,6 +89,12 @@ class MeasureSpecTest(unittest.TestCase):
             self.assertIn("left out", (dest / "slides" / "CMakeLists.txt").read_text(encoding="utf-8"))
             self.assertTrue((dest / "common" / "CMakeLists.txt").is_file())
 
+    def test_quick_keeps_the_n_of_an_ncu_sweeps_model(self):
+        spec = measure.load_spec(REPO / "labs" / "reduction" / "measure.toml", "reduction")
+        self.assertEqual(measure.experiment_args(spec, "bank-model", True), ["--quick", "--n", "65536"])
+        self.assertEqual(measure.experiment_args(spec, "op-sweep", True), ["--quick"])
+        self.assertEqual(measure.experiment_args(spec, "op-sweep", False), ["--n", "2^28"])
+
     def test_only_names_steps(self):
         self.assertEqual(measure._steps("bench,plots"), ("bench", "plots"))
         with self.assertRaisesRegex(Exception, "unknown step bogus; steps: tests, run"):

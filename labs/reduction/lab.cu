@@ -269,9 +269,39 @@ Stage student(rm::Stage s, std::string title, std::string source, std::string fi
       .launches(model_launches(s));
 }
 
+// The stage's design (reduction_model's shared_use) must fit one block's shared memory on this GPU:
+// matrix keeps 32 x 33 values per warp, so at block = 1024 an 8-byte operator needs 270 KB, more
+// than any SM offers (227 KB on Hopper). One clear line instead of the launch's CUDA error.
+void check_shared_fits(rm::Stage s, const Problem& p) {
+  static const auto dev = gpulab::query_device();   // once per process: it is asked per prepare
+  if (!dev || dev->shared_memory_per_block_optin == 0) return;
+  with_op(p, [&](auto o) {
+    const int bytes = static_cast<int>(sizeof(Value<decltype(o)>));
+    const std::size_t limit = dev->shared_memory_per_block_optin;
+    auto need = [&](int block) -> std::size_t {
+      rm::Shape shape = reduction::lab::shape_for(p, bytes);
+      shape.block = block;
+      return static_cast<std::size_t>(
+          rm::shared_use(s, shape, static_cast<int>(dev->shared_memory_per_multiprocessor), bytes / 4).bytes_per_block);
+    };
+    const int block = reduction::lab::config_for(p).block;
+    if (need(block) <= limit) return;
+    int fits = block;
+    while (fits > 64 && need(fits) > limit) fits /= 2;
+    throw UsageError("stage " + std::string(rm::to_string(s)) + " with op=" + reduction::lab::kOpNames[op_of(p)] + " (" +
+                     std::to_string(bytes) + "-byte values) and block=" + std::to_string(block) + " needs " +
+                     std::to_string(need(block)) + " bytes of shared memory per block; " + dev->name + " allows " +
+                     std::to_string(limit) + ": use block=" + std::to_string(fits) + " or smaller");
+  });
+}
+
 template <class Pick>
 Stage student_gpu(rm::Stage s, std::string title, std::string source, std::string file, Pick pick) {
-  return student(s, std::move(title), std::move(source), std::move(file), gpu_prepare(std::string(rm::to_string(s)), pick));
+  auto prepare = gpu_prepare(std::string(rm::to_string(s)), pick);
+  return student(s, std::move(title), std::move(source), std::move(file), [s, prepare](const Problem& p) {
+    check_shared_fits(s, p);
+    return prepare(p);
+  });
 }
 
 template <class Op>
