@@ -61,7 +61,7 @@ if [ "$mode" = steps ]; then
       reduction-bench) OUT=$L/reduction-bench run reduction-bench 600 autograder/bench/reduction_gpu_check.sh ;;
       ctest-reduction) run ctest-reduction 600 ctest --preset gpu -R reduction --output-on-failure ;;
       reduction-ncu) run reduction-ncu 600 build/gpu/gpulab measure reduction --quick --only experiments,ncu-sweeps --out "$L/reduction-ncu" ;;
-      reduction-blocks) run reduction-blocks 600 bash -c 'for b in 256 512 1024; do build/gpu/labs/reduction/bench-reduction bench --block $b; done' ;;
+      reduction-blocks) run reduction-blocks 600 bash -c 'cmake --build --preset gpu --target bench-reduction >/dev/null && x=$(find build/gpu -name bench-reduction -type f -perm -u+x | head -1) && for b in 256 512 1024; do "$x" bench --block $b; done' ;;
       gpu-slow) run gpu-slow 900 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]concurrent' ;;
       *) sum "unknown step $s (steps: build ctest-gpu concurrent classes selfgrade measure-LAB batch reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow)" ;;
     esac
