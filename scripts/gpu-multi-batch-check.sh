@@ -55,7 +55,8 @@ PY
 jobs=$(( $(nproc) / 2 )); [ "$jobs" -gt 12 ] && jobs=12
 grade() { "$G" grade --batch "$out/subs" --jobs "$jobs" "$@"; }
 
-secs() { echo "$(date +%s.%N) - $1" | bc; }
+# Seconds since $1 (date +%s.%N); awk, not bc: the H200 machine had no bc (2026-11-23).
+secs() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 t0=$(date +%s.%N)
 grade --out "$out/clean" --gpus all >"$out/clean.log" 2>&1
 echo "multi-batch: --gpus all: exit $? in $(secs "$t0") s"

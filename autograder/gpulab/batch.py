@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import socket
 import subprocess
@@ -156,11 +157,17 @@ def _graded_before(dest: Path, t: float) -> bool:
 
 def work(subs: Sequence[Path], out: Path, grade_one: Callable[[Path, Path], SubmissionGrade],
          maxima: dict[str, float], emit: Callable[[Event], None], worker: str = "", jobs: int = 1,
-         force_before: float = 0.0, gpu: bool = True) -> int:
+         force_before: float = 0.0, gpu: bool = True, workers: int = 1) -> int:
     """One grader's loop (a plain batch, a --gpus worker, a Slurm task): every submission of
     `subs` that needs grading and that no other grader holds, `jobs` at a time; `force_before`
     (--force): also every row written before that time (so that --force with several workers
-    regrades each submission once, not once per worker). Returns errors."""
+    regrades each submission once, not once per worker). Returns errors.
+
+    A grader holds a claim from its submission's build to its last GPU check, so one with
+    `jobs` threads takes up to `jobs` submissions at once. Among `workers` graders sharing the
+    queue (--gpus), each holds at most its share of what is left to grade: on a two-GPU H200
+    host one worker with --jobs 12 claimed all 12 submissions of a batch before the other
+    started, and graded them all on its GPU while the other stood idle (2026-11-23)."""
     errors = 0
     lock = threading.Lock()
 
@@ -178,7 +185,11 @@ def work(subs: Sequence[Path], out: Path, grade_one: Callable[[Path, Path], Subm
                 gradebook.write(out, maxima)
             emit({"ev": "done", "worker": worker, "name": name, "what": what, "failed": failed})
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    threads = max(1, jobs)
+    if workers > 1:
+        pending = sum(1 for s in subs if force_before or regrade_reason(s, out / submission_name(s), gpu))
+        threads = max(1, min(threads, math.ceil(pending / workers)))
+    with ThreadPoolExecutor(max_workers=threads) as pool:
         for f in [pool.submit(one, s) for s in subs]:
             f.result()
     return errors
@@ -284,7 +295,7 @@ def worker_events(stream: Any = None) -> Callable[[Event], None]:
 # Options that only steer how a batch is spread out (or that a worker gets its own value of): not
 # handed to a --gpus worker or a Slurm task as they are.
 SCALE_DESTS = {"gpus", "slurm", "slurm_dry_run", "partition", "gres", "time", "array_limit", "per_task", "plan",
-               "worker", "only", "regrade_before", "work", "out", "jobs", "force", "quiet", "format", "submission",
+               "worker", "workers", "only", "regrade_before", "work", "out", "jobs", "force", "quiet", "format", "submission",
                "batch"}
 _GRADE_PARSER: list[Any] = []
 
@@ -308,6 +319,7 @@ def add_arguments(g: Any) -> None:
     g.add_argument("--plan", action="store_true",
                    help="--batch: print the submissions, labs and estimated GPU time; grade nothing")
     g.add_argument("--worker", action="store_true", help=argparse_suppress())
+    g.add_argument("--workers", type=int, default=1, help=argparse_suppress())   # graders sharing the queue
     g.add_argument("--only", action="append", metavar="NAME", help=argparse_suppress())
     g.add_argument("--regrade-before", type=float, default=0.0, help=argparse_suppress())
 
@@ -318,12 +330,14 @@ def argparse_suppress() -> str:
 
 
 def course_maxima(course: Any, labs: Sequence[str] | None, stages: Sequence[str] | None) -> dict[str, float]:
-    """The gradebook's columns: each lab's max points (of the --stage's graded, if given)."""
+    """The gradebook's columns: each lab's max points, its core (extra credit comes on top, as in
+    a grade; of the --stage's graded, if given)."""
     from gpulab.rubric import load_rubric  # noqa: PLC0415
     chosen = list(labs) if labs else [l for l in course.labs() if course.rubric_path(l).is_file()]
     if not chosen:
         raise GpulabError("gpulab grade --batch: no lab has a rubric (labs/<lab>/rubric.toml)")
-    return {lab: sum(sp.total for sp in load_rubric(course.rubric_path(lab)).stages if not stages or sp.id in stages)
+    return {lab: sum(sp.total for sp in load_rubric(course.rubric_path(lab)).stages
+                     if not sp.extra_credit and (not stages or sp.id in stages))
             for lab in chosen}
 
 
@@ -392,7 +406,8 @@ def cmd_batch(course: Any, args: Any, make_grader: Callable[[], Any]) -> int:
         work_root = Path(args.work) if args.work else course.require_build() / "grading"
         errors = run_workers(folder, out, devices, lambda d: worker_command(
             args, ["--batch", str(folder), "--out", str(out), "--worker", "--jobs", str(args.jobs),
-                   "--work", str(work_root / f"gpu{d.index}")]), maxima, force=args.force, gpu=True, log=quiet)
+                   "--workers", str(len(devices)), "--work", str(work_root / f"gpu{d.index}")]),
+            maxima, force=args.force, gpu=True, log=quiet)
         return 1 if errors else EXIT_OK
     grader = make_grader()
     if not grader.gpu and not args.quiet:
@@ -409,7 +424,7 @@ def cmd_batch(course: Any, args: Any, make_grader: Callable[[], Any]) -> int:
             subs = [s for s in subs if submission_name(s) in set(args.only)]
         force_before = args.regrade_before or (time.time() if args.force else 0.0)
         errors = work(subs, out, grade, maxima, worker_events(), grader.device or "no GPU", args.jobs, force_before,
-                      grader.gpu)
+                      grader.gpu, workers=args.workers)
     else:
         errors = run_batch(folder, out, grade, maxima, jobs=args.jobs, force=args.force, gpu=grader.gpu, log=quiet,
                            device=grader.device)

@@ -19,6 +19,47 @@ def fake_grade(path, out):
     return SubmissionGrade(name, [LabGrade("scan", stages=[s], max_points_rubric=10)], gpu=True)
 
 
+class CourseMaximaTest(unittest.TestCase):
+    def test_max_is_the_core_extra_credit_on_top(self):
+        # The H200 batch wrote "scan: graded out of 100, not 125" on every scan row: the column's
+        # max had counted the extra credit, which a grade puts on top of its 100.
+        from pathlib import Path
+        from gpulab.paths import Course
+        course = Course(source=Path(__file__).resolve().parents[2], build=None)
+        self.assertEqual(batch.course_maxima(course, ["scan", "reduction", "transpose"], None),
+                         {"scan": 100, "reduction": 100, "transpose": 100})
+
+
+class SharedQueueTest(TempDir, unittest.TestCase):
+    def test_two_graders_with_many_jobs_both_get_work(self):
+        # On the two-GPU H200 one --gpus worker with --jobs 12 claimed all 12 submissions before the
+        # other started: each grader now holds at most its share of what is left.
+        import threading
+        import time
+        subs = self.tmp / "subs"
+        for i in range(12):
+            (subs / f"s{i:02d}").mkdir(parents=True)
+            (subs / f"s{i:02d}" / "scan.cu").write_text("x")
+        out, by = self.tmp / "out", {}
+
+        def grader(label, delay):
+            def grade(p, o):
+                by.setdefault(label, []).append(p.name)
+                time.sleep(0.05)
+                return fake_grade(p, o)
+            time.sleep(delay)   # the second worker process starts a little later
+            batch.work(batch.find_submissions(subs), out, grade, {"scan": 10}, lambda ev: None, label, jobs=12,
+                       workers=2)
+        threads = [threading.Thread(target=grader, args=(g, d)) for g, d in (("gpu0", 0.0), ("gpu1", 0.02))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(sorted(by["gpu0"] + by["gpu1"]), [f"s{i:02d}" for i in range(12)])
+        self.assertLessEqual(len(by["gpu0"]), 6 + 2, by)   # its share, and a little of the tail
+        self.assertGreaterEqual(len(by["gpu1"]), 4, by)
+
+
 class BatchTest(TempDir, unittest.TestCase):
     def setUp(self):
         super().setUp()
