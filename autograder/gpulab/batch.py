@@ -187,7 +187,7 @@ def work(subs: Sequence[Path], out: Path, grade_one: Callable[[Path, Path], Subm
 
     threads = max(1, jobs)
     if workers > 1:
-        pending = sum(1 for s in subs if force_before or regrade_reason(s, out / submission_name(s), gpu))
+        pending = len(to_grade(subs, out, bool(force_before), gpu))
         threads = max(1, min(threads, math.ceil(pending / workers)))
     with ThreadPoolExecutor(max_workers=threads) as pool:
         for f in [pool.submit(one, s) for s in subs]:

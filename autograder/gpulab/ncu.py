@@ -298,27 +298,34 @@ _TIME_UNITS_MS = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "mse
                   "second": 1e3, "s": 1e3}
 
 
-def parse_kernel_time_ms(output: str) -> float | None:
-    """The sum of gpu__time_duration.sum over every kernel in ncu's `--csv` output (ms), or None.
+def _csv_rows(output: str) -> csv.DictReader:
+    """ncu's `--csv` rows: they are mixed with the profiled program's own output and ncu's
+    ==PROF== lines, so only lines that start with a quote are read."""
+    return csv.DictReader(io.StringIO("\n".join(line for line in output.splitlines() if line.startswith('"'))))
 
-    The CSV rows are mixed with the profiled program's own output and ncu's ==PROF== lines: only
-    lines that start with a quote are read. A value ncu could not read (n/a) or an unknown unit
-    makes the whole measurement None: never a guess.
-    """
-    rows = [line for line in output.splitlines() if line.startswith('"')]
+
+def _kernel_ms(row: dict[str, str]) -> float | None:
+    """A gpu__time_duration.sum row's value in ms; None for a value ncu could not read (n/a) or an
+    unknown unit: never a guess."""
+    text = (row.get("Metric Value") or "").replace(",", "").strip()
+    scale = _TIME_UNITS_MS.get((row.get("Metric Unit") or "").strip())
+    try:
+        return float(text) * scale if scale is not None else None
+    except ValueError:
+        return None
+
+
+def parse_kernel_time_ms(output: str) -> float | None:
+    """The sum of gpu__time_duration.sum over every kernel in ncu's `--csv` output (ms), or None
+    when there is none or one value is unreadable."""
     total, found = 0.0, False
-    for row in csv.DictReader(io.StringIO("\n".join(rows))):
+    for row in _csv_rows(output):
         if row.get("Metric Name") != "gpu__time_duration.sum":
             continue
-        text = (row.get("Metric Value") or "").replace(",", "").strip()
-        scale = _TIME_UNITS_MS.get((row.get("Metric Unit") or "").strip())
-        try:
-            value = float(text)
-        except ValueError:
+        ms = _kernel_ms(row)
+        if ms is None:
             return None
-        if scale is None:
-            return None
-        total += value * scale
+        total += ms
         found = True
     return total if found else None
 
@@ -326,9 +333,8 @@ def parse_kernel_time_ms(output: str) -> float | None:
 def parse_kernel_names(output: str) -> list[str]:
     """The "Kernel Name" of every profiled kernel in ncu's `--csv` output, in launch order (one
     name per kernel ID), demangled as ncu prints them."""
-    rows = [line for line in output.splitlines() if line.startswith('"')]
     names, seen = [], set()
-    for row in csv.DictReader(io.StringIO("\n".join(rows))):
+    for row in _csv_rows(output):
         name, kid = row.get("Kernel Name"), row.get("ID")
         if name and (kid, name) not in seen:
             seen.add((kid, name))
@@ -349,11 +355,10 @@ def parse_stage_kernels(output: str) -> tuple[dict[str, tuple[float | None, list
     whose range "gpulab:<stage>" is on its NVTX stack (kernels outside every stage's range:
     input generation, output poisoning, checks, are left out). A stage with an unreadable value
     gets None. The flag says whether the output had the NVTX stack column at all."""
-    rows = [line for line in output.splitlines() if line.startswith('"')]
     found: dict[str, tuple[float | None, list[str]]] = {}
     has_stack = False
     seen: set[tuple[str, str]] = set()
-    for row in csv.DictReader(io.StringIO("\n".join(rows))):
+    for row in _csv_rows(output):
         stack_key = next((k for k in row if k and k.startswith(NVTX_STACK_COLUMN)), None)
         if stack_key is None:
             continue
@@ -368,13 +373,8 @@ def parse_stage_kernels(output: str) -> tuple[dict[str, tuple[float | None, list
             seen.add((kid, name))
             names.append(name)
         if row.get("Metric Name") == "gpu__time_duration.sum":
-            text = (row.get("Metric Value") or "").replace(",", "").strip()
-            scale = _TIME_UNITS_MS.get((row.get("Metric Unit") or "").strip())
-            try:
-                value = float(text)
-            except ValueError:
-                value = None
-            ms = None if (ms is None or value is None or scale is None) else ms + value * scale
+            value = _kernel_ms(row)
+            ms = None if ms is None or value is None else ms + value
         found[stage] = (ms, names)
     return found, has_stack
 

@@ -4,7 +4,9 @@ in one process, scored by the CS149 rule and cross-checked with Nsight Compute's
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 from gpulab import ncu, proc, scoring
@@ -87,6 +89,18 @@ def time_stages(runner: Path, stages: list[str], rubric: Rubric, sandbox: Sandbo
     return out
 
 
+@contextlib.contextmanager
+def _jailed_profiler(lr: LabRun) -> Iterator[tuple[list[str] | None, str, Path]]:
+    """(the jail's ncu wrapper or None, why not, a private scratch folder) for one profiled run
+    of the student's runner; the folder is removed afterwards."""
+    scratch = lr.sandbox.mkdtemp("gpulab-ncu-")
+    try:
+        wrapper, why = lr.sandbox.profiler_wrap(lr.runner, scratch, lr.rubric.tool_timeout)
+        yield wrapper, why, scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def profile_stages(lr: LabRun, stages: list[str], size_arg: str) -> None:
     """Profiles the stages not yet in `lr.profiles` in one ncu run (grading time: one ncu and
     runner start instead of one per stage); a stage that run did not measure is left for
@@ -94,15 +108,11 @@ def profile_stages(lr: LabRun, stages: list[str], size_arg: str) -> None:
     todo = [s for s in stages if s not in lr.profiles]
     if len(todo) < 2:
         return
-    scratch = lr.sandbox.mkdtemp("gpulab-ncu-")
-    try:
-        wrapper, _ = lr.sandbox.profiler_wrap(lr.runner, scratch, lr.rubric.tool_timeout)
+    with _jailed_profiler(lr) as (wrapper, _, scratch):
         if wrapper is not None:
             lr.profiles.update(ncu.profile_stages_kernel_time(
                 lr.runner, todo, size_arg, scratch, lr.rubric.tool_timeout * len(todo), wrapper=wrapper,
                 scratch=scratch, env=lr.sandbox.env(scratch)))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def profile(lr: LabRun, stage: str, size_arg: str) -> ncu.KernelProfile:
@@ -110,14 +120,10 @@ def profile(lr: LabRun, stage: str, size_arg: str) -> ncu.KernelProfile:
     kept in `lr.profiles`, where the timing cross-check and the library rule share it."""
     if stage in lr.profiles:
         return lr.profiles[stage]
-    scratch = lr.sandbox.mkdtemp("gpulab-ncu-")
-    try:
-        wrapper, why = lr.sandbox.profiler_wrap(lr.runner, scratch, lr.rubric.tool_timeout)
+    with _jailed_profiler(lr) as (wrapper, why, scratch):
         prof = (ncu.KernelProfile(None, why) if wrapper is None else
                 ncu.profile_kernel_time(lr.runner, stage, size_arg, scratch, lr.rubric.tool_timeout, wrapper=wrapper,
                                         scratch=scratch, env=lr.sandbox.env(scratch)))
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
     lr.profiles[stage] = prof
     return prof
 
