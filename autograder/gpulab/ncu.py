@@ -21,6 +21,7 @@ import json
 import re
 import shutil
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -284,14 +285,19 @@ def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: 
     (student code) gets the sandbox's clean `env`; reading a report back needs no wrapper."""
     res = proc.run((wrapper or []) + [str(ncu)] + args, timeout=timeout, cwd=cwd, env=env)
     if log is not None:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        shown = res.cmd[len(wrapper or []):]
-        with open(log, "a", encoding="utf-8") as f:
-            f.write(f"$ {' '.join(shown)}\n# {res.describe_exit()} in {res.seconds:.1f} s ({tag})\n")
-            f.write(res.stdout)
-            f.write(res.stderr)
-            f.write("\n")
+        _log_result(log, res, wrapper, tag)
     return res
+
+
+def _log_result(log: Path, res: proc.Result, wrapper: list[str] | None, tag: str) -> None:
+    """Appends one ncu command (without the jail's prefix), its exit and its output to `log`."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    shown = res.cmd[len(wrapper or []):]
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(f"$ {' '.join(shown)}\n# {res.describe_exit()} in {res.seconds:.1f} s ({tag})\n")
+        f.write(res.stdout)
+        f.write(res.stderr)
+        f.write("\n")
 
 
 _TIME_UNITS_MS = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0,
@@ -461,22 +467,45 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     return KernelProfile(ms, "" if ms is not None else "ncu printed no kernel time for the stage", kernels)
 
 
+@dataclass
+class ProfiledStage:
+    """A stage's Source Counters report, written and moved to `work`, waiting to be read back
+    (read_conflicts): the GPU half of profile_conflicts is done, the CPU half is not."""
+
+    stage: str
+    report_file: Path
+    work: Path
+    log: Path
+    notes: list[str]
+    timeout: float
+
+
 def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
                       wrapper: list[str] | None = None, scratch: Path | None = None,
                       runner_args: list[str] | None = None, env: dict[str, str] | None = None,
                       import_wrapper: list[str] | None = None,
                       import_env: dict[str, str] | None = None,
                       import_dir: Path | None = None) -> ConflictReport:
-    """Profiles `runner run --stage S --n N --no-time` with Source Counters and reads the excess.
+    """Profiles `runner run --stage S --n N --no-time` with Source Counters and reads the excess:
+    profile_stage_conflicts, then read_conflicts (apart, a grader reads one stage's report on the
+    CPU while the GPU profiles the next)."""
+    profiled = profile_stage_conflicts(runner, stage, size_arg, work, timeout, wrapper, scratch, runner_args, env)
+    if isinstance(profiled, ConflictReport):
+        return profiled
+    return read_conflicts(profiled, import_wrapper, import_env, import_dir)
+
+
+def profile_stage_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
+                            wrapper: list[str] | None = None, scratch: Path | None = None,
+                            runner_args: list[str] | None = None,
+                            env: dict[str, str] | None = None) -> ConflictReport | ProfiledStage:
+    """The GPU half: one Source Counters profile of the stage, its report moved to `work`; a
+    ConflictReport when that already decides (not measured, no kernel).
 
     Only the stage's own NVTX range "gpulab:<stage>" is profiled (the runner pushes it around the
     stage's run()), so input generation and output poisoning kernels do not count. The profiling
     run (student code) starts after `wrapper` (the sandbox's jail) with `env` in `scratch`, where
-    ncu writes its report (moved to `work` afterwards): `work` may lie in a hidden folder. The
-    report was written where student code could replace it, so it is read back after
-    `import_wrapper` (the jail, as the sandbox user), not with the grader's rights: from a copy in
-    `import_dir` (a folder the sandbox user can read; `work`, the grade's logs, may lie under a
-    folder it cannot enter, as /root did on the GPU machine: every import failed there).
+    ncu writes its report (moved to `work` afterwards): `work` may lie in a hidden folder.
     """
     ncu = tools.find_tool("ncu")
     if ncu is None:
@@ -510,26 +539,54 @@ def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeo
         last = (out.strip().splitlines() or ["no output"])[-1]
         return ConflictReport.not_run(stage, f"ncu wrote no report ({res.describe_exit()}): {last[:200]}",
                                       f"see {log}")
-    readable = report_file
+    return ProfiledStage(stage, report_file, work, log, notes, timeout)
+
+
+# The pages a verdict reads, each one `ncu --import` (about 0.5-1.2 s each on the H200 machine).
+_CONFLICT_PAGES = (("raw", ["--page", "raw", "--csv"]),
+                   ("source", ["--page", "source", "--csv", "--print-source", "cuda,sass"]),
+                   ("details", ["--page", "details", "--csv"]))
+
+
+def read_conflicts(profiled: ProfiledStage, import_wrapper: list[str] | None = None,
+                   import_env: dict[str, str] | None = None, import_dir: Path | None = None) -> ConflictReport:
+    """The CPU half: the report's pages read back and the verdict built.
+
+    The report was written where student code could replace it, so it is read after
+    `import_wrapper` (the jail, as the sandbox user), not with the grader's rights: from a copy in
+    `import_dir` (a folder the sandbox user can read; `work`, the grade's logs, may lie under a
+    folder it cannot enter, as /root did on the GPU machine: every import failed there). The
+    three pages are imported at once (each import is one ncu start on the CPU); the log keeps
+    them in page order.
+    """
+    ncu = tools.find_tool("ncu")
+    if ncu is None:
+        return ConflictReport.not_run(profiled.stage, "ncu (Nsight Compute) not found", tools.MISSING_FIX["ncu"])
+    stage, work, log, timeout = profiled.stage, profiled.work, profiled.log, profiled.timeout
+    readable = profiled.report_file
     if import_dir is not None:
-        readable = import_dir / report_file.name
-        shutil.copyfile(report_file, readable)
+        readable = import_dir / readable.name
+        shutil.copyfile(profiled.report_file, readable)
         readable.chmod(0o644)
+
+    def page(tag: str, args: list[str]) -> proc.Result:
+        return _run_ncu(ncu, ["--import", str(readable)] + args, timeout, None, f"{tag} page", import_wrapper,
+                        env=import_env)
+
+    with ThreadPoolExecutor(max_workers=len(_CONFLICT_PAGES)) as pool:
+        results = list(pool.map(lambda tp: page(*tp), _CONFLICT_PAGES))
     pages = {}
-    for tag, args in (("raw", ["--page", "raw", "--csv"]),
-                      ("source", ["--page", "source", "--csv", "--print-source", "cuda,sass"]),
-                      ("details", ["--page", "details", "--csv"])):
-        res = _run_ncu(ncu, ["--import", str(readable)] + args, timeout, log, f"{tag} page", import_wrapper,
-                       env=import_env)
+    for (tag, _), res in zip(_CONFLICT_PAGES, results):
+        _log_result(log, res, import_wrapper, f"{tag} page")
         pages[tag] = res.stdout
         (work / f"ncu-{stage}-{tag}.csv").write_text(res.stdout, encoding="utf-8")
-    rep = build_report(stage, pages["source"], pages["details"], notes, raw_csv=pages["raw"])
+    rep = build_report(stage, pages["source"], pages["details"], profiled.notes, raw_csv=pages["raw"])
     if rep.measured and rep.total_excessive and not rep.lines:
         # No per-line numbers in the CUDA+SASS view: try the CUDA-only view.
         res = _run_ncu(ncu, ["--import", str(readable), "--page", "source", "--csv", "--print-source", "cuda"],
                        timeout, log, "source page (cuda)", import_wrapper, env=import_env)
         (work / f"ncu-{stage}-source-cuda.csv").write_text(res.stdout, encoding="utf-8")
-        alt = build_report(stage, res.stdout, pages["details"], notes, raw_csv=pages["raw"])
+        alt = build_report(stage, res.stdout, pages["details"], profiled.notes, raw_csv=pages["raw"])
         if alt.lines:
             rep = alt
     return rep

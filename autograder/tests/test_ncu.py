@@ -1,7 +1,9 @@
 """The Nsight Compute reader: per-line excess wavefronts, n-way degree, n/a, permission errors."""
 
+import re
 import stat
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -152,6 +154,23 @@ class RunnerArgsTest(unittest.TestCase):
             self.assertEqual(imported, {str(reader / "ncu-padded.ncu-rep")})
             self.assertTrue((Path(tmp) / "work" / "ncu-padded.ncu-rep").is_file())   # kept for the TA
 
+
+    def test_pages_are_imported_at_once_and_logged_in_order(self):
+        """The three imports of a report run side by side (CPU only, one ncu start each); the
+        stage's log still lists them raw, source, details."""
+        fake = Path(__file__).resolve().parent / "fakes" / "fake_ncu.py"
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp) / "work"
+            with env(GPULAB_NCU=str(fake), FAKE_NCU_IMPORT_SECONDS="1.0"):
+                profiled = ncu.profile_stage_conflicts(Path("/bin/true"), "padded", "1024", work, 30)
+                self.assertIsInstance(profiled, ncu.ProfiledStage)
+                t0 = time.monotonic()
+                rep = ncu.read_conflicts(profiled)
+                took = time.monotonic() - t0
+            self.assertTrue(rep.measured, rep.reason)
+            self.assertLess(took, 2.5, "three 1 s imports one after another would take 3 s")
+            tags = re.findall(r"^# .* \((\w+) page\)$", (work / "ncu-padded.log").read_text(), re.MULTILINE)
+            self.assertEqual(tags, ["raw", "source", "details"])
 
 KERNEL_TIME_CSV = (
     '==PROF== Connected to process 4242\n'

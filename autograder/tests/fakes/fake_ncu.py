@@ -58,6 +58,9 @@ if "--import" in args and os.environ.get("FAKE_NCU_IMPORT_LOG"):
     with open(os.environ["FAKE_NCU_IMPORT_LOG"], "a") as f:
         f.write(args[args.index("--import") + 1] + "\n")
 page = args[args.index("--page") + 1]
+if os.environ.get("FAKE_NCU_IMPORT_SECONDS"):   # a slow import, to see imports overlap
+    import time
+    time.sleep(float(os.environ["FAKE_NCU_IMPORT_SECONDS"]))
 name = os.environ.get({"source": "FAKE_NCU_SOURCE", "raw": "FAKE_NCU_RAW"}.get(page, "FAKE_NCU_DETAILS"))
 if page == "raw" and not name:
     name = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "ncu-raw-clean-synthetic.csv")
