@@ -11,7 +11,9 @@
 #
 # Steps: build ctest-gpu concurrent classes selfgrade measure-scan measure-transpose
 #        measure-reduction batch reduction-classes
-#        multi-batch (two or more GPUs: scripts/gpu-multi-batch-check.sh).
+#        multi-batch (two or more GPUs: scripts/gpu-multi-batch-check.sh),
+#        grade-times (each lab's reference and starter graded, cold: phase times; GRADE_LABS),
+#        single-pass (scan's single-pass and three-round beside CUB at 2^24 and 2^28).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -54,7 +56,7 @@ if [ "$mode" = steps ]; then
       concurrent) OUT=$L/concurrent run concurrent 900 ctest --preset gpu-slow -R 'autograder[.]concurrent[.]gpu' --output-on-failure ;;
       classes) run classes 900 $py autograder/tests/testdata_suite.py --only writes-everywhere --only library-single-pass --out "$L/classes" scan transpose ;;
       selfgrade) OUT=$L/selfgrade run selfgrade 900 scripts/handout-selfgrade-gpu.sh "$root/build/gpu" ;;
-      measure-*) run "$s" 600 build/gpu/gpulab measure "${s#measure-}" --quick --out "$L/$s" ;;
+      measure-*) run "$s" 900 build/gpu/gpulab measure "${s#measure-}" ${MEASURE_FLAGS---quick} --out "$L/$s" ;;   # MEASURE_FLAGS= : full size
       batch) OUT=$L/batch run batch 900 scripts/gpu-batch-check.sh gpu ;;
       reduction-classes) run reduction-classes 900 $py autograder/tests/testdata_suite.py --out "$L/reduction-classes" reduction ;;
       multi-batch) OUT=$L/multi-batch run multi-batch 1200 scripts/gpu-multi-batch-check.sh gpu ;;
@@ -62,8 +64,14 @@ if [ "$mode" = steps ]; then
       ctest-reduction) run ctest-reduction 600 ctest --preset gpu -R reduction --output-on-failure ;;
       reduction-ncu) run reduction-ncu 600 build/gpu/gpulab measure reduction --quick --only experiments,ncu-sweeps --out "$L/reduction-ncu" ;;
       reduction-blocks) run reduction-blocks 600 bash -c 'cmake --build --preset gpu --target bench-reduction >/dev/null && x=$(find build/gpu -name bench-reduction -type f -perm -u+x | head -1) && for b in 256 512 1024; do "$x" bench --block $b; done' ;;
+      grade-times) run grade-times 900 bash -c 'for lab in ${GRADE_LABS:-scan transpose reduction}; do
+          for who in reference starter; do src=solutions/$lab; [ $who = starter ] && src=labs/$lab
+            t0=$SECONDS; build/gpu/gpulab grade "$src" --lab $lab --out "'"$L"'/grade-times/$lab-$who" 2>&1 | tail -n 14
+            echo "grade-times: $lab $who: $((SECONDS - t0)) s"; done; done' ;;
+      single-pass) run single-pass 300 bash -c 'for n in 2^24 2^28; do build/gpu/gpulab run scan --impl reference --stage single-pass --stage three-round --stage cub --n $n --reps 20; done' ;;
+      ordered-bench) run ordered-bench 300 scratch/ordered_bench.sh 28 ;;
       gpu-slow) run gpu-slow 900 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]concurrent' ;;
-      *) sum "unknown step $s (steps: build ctest-gpu concurrent classes selfgrade measure-LAB batch reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow)" ;;
+      *) sum "unknown step $s (steps: build ctest-gpu concurrent classes selfgrade measure-LAB batch reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow grade-times single-pass ordered-bench)" ;;
     esac
   done
   sum "steps done"
