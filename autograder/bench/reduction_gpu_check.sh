@@ -77,6 +77,12 @@ want racecheck && for op in sum mat2; do
       "$bench" one --stage "$s" --op "$op" --n 70001 >> "$out/racecheck.log" 2>&1 || fail "racecheck $s $op"
   done
 done
+# ordered-registers' double-buffered ring is reused only from a block's third epoch on (> 16 rounds
+# per block): 2^26 int32 at block 1024 gives ~31 rounds per block on a 132-SM GPU.
+want racecheck && { echo "### racecheck ordered-registers sum n=2^26 block 1024" >> "$out/racecheck.log"
+  timeout 300 compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 99 \
+    "$bench" one --stage ordered-registers --op sum --n 67108864 --block 1024 >> "$out/racecheck.log" 2>&1 ||
+    fail "racecheck ordered-registers sum n=2^26 block 1024"; }
 for log in memcheck racecheck; do
   want $log && grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/$log.log" | sort | uniq -c
 done

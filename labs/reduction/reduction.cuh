@@ -217,7 +217,7 @@ constexpr std::size_t reduce_workspace_bytes(std::size_t n, std::size_t element_
 //   cascading           32 x kCascadeVectors 128-bit vectors (4 in flight per thread)
 //   pipeline(-heap)     a row: 32 lanes x one 128-bit vector (kVec elements) each
 //   matrix              a 32 x 32 tile of 1024 consecutive elements
-//   ordered-registers   32 lanes x kOrderedVectors consecutive 128-bit vectors each
+//   ordered-registers   a warp tile: 32 x kOrderedVectors consecutive 128-bit vectors
 inline constexpr int kCascadeVectors = 4;
 inline constexpr int kOrderedVectors = 4;
 inline constexpr int kMinUnitsPerWarp = 8;
