@@ -63,17 +63,29 @@ void reduce_cascading(const Value<Op>* d_in, std::size_t n, Value<Op>* d_out, Re
 // not. Here a block owns a contiguous share of *block tiles* (warp_share_begin over blocks); a
 // block tile is its warps' tiles side by side, so in every round the block reads one contiguous
 // run (16 KB at block 256), as cub::BlockLoad does for cub-block-raking. In its tile a warp loads
-// kOrderedVectors 128-bit vectors per lane, striped: vector j*32 + l to lane l, so each load
-// instruction reads 512 contiguous bytes; it folds each vector in order and joins the 32 lanes of
-// each stripe with the order-preserving shuffle combine (one stripe after the other: left first).
+// kOrderedVectors 128-bit vectors per lane (striped or blocked: vector_of_lane), folds each
+// lane's run in order and joins the lanes with the order-preserving shuffle combine.
 // Warp w's value for round r goes to a shared ring at slot r*warps + w, which is the tiles'
 // order; every kOrderedRing rounds one barrier, then warp 0 folds the ring into the block's
 // value while the others go on into the other half of the ring (double buffered: the barrier
 // of the next epoch keeps them from overwriting what warp 0 still reads). One barrier per
 // kOrderedRing rounds, where a block reduce per tile (cub-block-raking) needs two per tile.
-// Blocked loads (four consecutive vectors per lane) and one warp share per warp measured 1-2 %
-// slower on an H100 (2026-11-23, affine, n = 2^28: 0.723 ms, against 0.715 ms striped).
+// One contiguous share per warp (no ring) measured 1-2 % slower for affine (H100 and H200,
+// 2026-11-23): 0.98x cub-block-raking, against 1.007x for block tiles (H200, n = 2^28).
 inline constexpr int kOrderedRing = 8;  // rounds between the block's combines
+
+// Where lane l's kOrderedVectors vectors lie in a warp tile. Striped (vector j*32 + l): every
+// load instruction reads 512 contiguous bytes, but each stripe needs its own shuffle combine.
+// Blocked (vectors 4l .. 4l + 3): one combine per tile. For 16-byte elements (mat2: one element
+// per vector, an expensive combine) blocked wins: H200, n = 2^28, 2026-11-23: striped 1.15 ms,
+// blocked 0.98 ms; for affine and sum striped (0.488 ms against 0.500 ms for affine).
+template <class T>
+inline constexpr bool kOrderedBlocked = kVec<T> == 1;
+
+template <class T>
+__device__ __forceinline__ int vector_of_lane(int lane, int j) {
+  return kOrderedBlocked<T> ? lane * kOrderedVectors + j : j * kWarp + lane;
+}
 
 // A warp tile's value (valid in lane 0): the elements at[0 .. min(tile, left)) in order.
 template <class Op>
@@ -84,17 +96,29 @@ __device__ __forceinline__ Value<Op> warp_tile_ordered(const Value<Op>* at, std:
   if (left >= unit_elements_ordered<T>()) {
     T e[kOrderedVectors][V];
 #pragma unroll
-    for (int j = 0; j < kOrderedVectors; ++j) load_vector(at + (j * kWarp + lane) * V, e[j]);
+    for (int j = 0; j < kOrderedVectors; ++j) load_vector(at + vector_of_lane<T>(lane, j) * V, e[j]);
+    if constexpr (kOrderedBlocked<T>) {
 #pragma unroll
-    for (int j = 0; j < kOrderedVectors; ++j) {
-      T x = e[j][0];
+      for (int j = 0; j < kOrderedVectors; ++j)
 #pragma unroll
-      for (int k = 1; k < V; ++k) x = op(x, e[j][k]);
-      v = op(v, detail::warp_reduce_ordered(x, op));
+        for (int k = 0; k < V; ++k) v = op(v, e[j][k]);
+      return detail::warp_reduce_ordered(v, op);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kOrderedVectors; ++j) {
+        T x = e[j][0];
+#pragma unroll
+        for (int k = 1; k < V; ++k) x = op(x, e[j][k]);
+        v = op(v, detail::warp_reduce_ordered(x, op));
+      }
     }
-  } else {  // the last, partial tile (or none: left == 0)
+  } else if constexpr (kOrderedBlocked<T>) {  // the last, partial tile (or none: left == 0)
+    v = detail::fold_guarded<Op, kOrderedVectors * V>(at, vector_of_lane<T>(lane, 0) * V, left, op);
+    v = detail::warp_reduce_ordered(v, op);
+  } else {
     for (int j = 0; j < kOrderedVectors; ++j)
-      v = op(v, detail::warp_reduce_ordered(detail::fold_guarded<Op, V>(at, (j * kWarp + lane) * V, left, op), op));
+      v = op(v, detail::warp_reduce_ordered(
+                    detail::fold_guarded<Op, V>(at, vector_of_lane<T>(lane, j) * V, left, op), op));
   }
   return v;
 }
