@@ -45,6 +45,13 @@ from gpulab import proc, seccomp, tools
 KEEP_ENV = ("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
             "CUDA_HOME", "GPULAB_NO_GPU", "GPULAB_REQUIRE_GPU")
 FILE_SIZE_LIMIT = 512 * 1024 * 1024   # bytes one student process may write to a single file
+# RLIMIT_NPROC counts every task (thread) of the sandbox user, across *all* grades running at once
+# on the host, not those of one process tree: a CUDA process starts several threads and
+# compute-sanitizer or ncu many more. At 256 for the whole user, 12 grades at once on one GPU
+# (gpulab grade --batch --gpus 0, H200, 2026-11-23) made one starter's CUDA start-up fail ("CUDA is
+# unusable: OS call failed") and its row incomplete. 256 per grade for up to 16 grades at once
+# still stops a fork bomb long before the system's limits.
+MAX_SANDBOX_TASKS = 256 * 16
 HIDE_EXIT = 125                       # the wrapper's exit status when it could not hide a folder
 # Folders that must stay visible whatever is asked: the system, the CUDA Toolkit, the driver.
 SYSTEM_DIRS = ("/", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/usr", "/usr/local", "/usr/local/cuda", "/etc",
@@ -364,7 +371,7 @@ class Sandbox:
                     break
         return sorted(set(found), key=lambda f: len(f.parts))
 
-    def wrap(self, argv: Sequence[str], cpu_seconds: float, max_procs: int | None = 256, *,
+    def wrap(self, argv: Sequence[str], cpu_seconds: float, max_procs: int | None = MAX_SANDBOX_TASKS, *,
              rw: Sequence[Path] = (), ro: Sequence[Path] = (), privileged: bool = False,
              chdir: Path | None = None) -> list[str]:
         """argv prefixed with the isolation commands, outermost first: the jail (or, without it,

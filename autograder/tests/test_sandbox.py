@@ -17,7 +17,7 @@ from unittest import mock
 from gpulab import proc, sanitizer, seccomp
 from gpulab.ncu import profile_conflicts
 from gpulab.paths import Course
-from gpulab.sandbox import (HIDE_EXIT, SECCOMP_FD, Sandbox, SandboxError, copy_private_files, profiling_restricted,
+from gpulab.sandbox import (HIDE_EXIT, MAX_SANDBOX_TASKS, SECCOMP_FD, Sandbox, SandboxError, copy_private_files, profiling_restricted,
                             read_private_file, PRIVATE_TMP, _under)
 
 from tests.helpers import TempDir, env
@@ -129,7 +129,7 @@ class JailCommandTest(TempDir, unittest.TestCase):
         self.assertIn("--cap-drop ALL --cap-add CAP_SETUID --cap-add CAP_SETGID", joined)
         self.assertLess(argv.index("/usr/bin/bwrap"), argv.index("/usr/bin/setpriv"))
         self.assertLess(argv.index("/usr/bin/setpriv"), argv.index("/usr/bin/prlimit"))
-        self.assertIn("--nproc=256", argv)
+        self.assertIn(f"--nproc={MAX_SANDBOX_TASKS}", argv)   # for the user: every grade at once
 
     def test_folder_bound_back_inside_a_hidden_one_gets_traversable_parents(self) -> None:
         sb = _jailed(hidden=(Path("/srv/course"),))
