@@ -88,6 +88,13 @@ def error_grade(name: str, message: str, exit_code: int) -> dict[str, Any]:
     return {"name": name, "labs": [], "points": 0, "max_points": 0, "error": message, "exit_code": exit_code}
 
 
+# Submissions a grader with a GPU holds at once (fewer if --jobs says so). Its GPU phases are
+# serial, so a few in flight keep the GPU busy while the next ones build (a build, 7-20 s, is
+# shorter than a row's GPU phases, 25-30 s, on the H200 machine). More only slowed the start and
+# the balance: on two H200s (2026-11-23) --jobs 12 put 6 rows in flight per GPU, 12 cold builds
+# shared the CPUs for ~50 s before any GPU work, and each worker had claimed its whole share at the
+# start, so a GPU whose rows were longer could not hand any over (1.38x over one GPU).
+IN_FLIGHT_PER_GPU = 3
 ADMIN = ".batch"          # OUT/.batch: claims, worker logs, Slurm scripts (hidden from the gradebook)
 BATCH_JSON = "batch.json"
 
@@ -164,7 +171,8 @@ def work(subs: Sequence[Path], out: Path, grade_one: Callable[[Path, Path], Subm
     regrades each submission once, not once per worker). Returns errors.
 
     A grader holds a claim from its submission's build to its last GPU check, so one with
-    `jobs` threads takes up to `jobs` submissions at once. Among `workers` graders sharing the
+    `jobs` threads takes up to `jobs` submissions at once (with a GPU: at most
+    IN_FLIGHT_PER_GPU, claimed one by one as earlier ones finish). Among `workers` graders sharing the
     queue (--gpus), each holds at most its share of what is left to grade: on a two-GPU H200
     host one worker with --jobs 12 claimed all 12 submissions of a batch before the other
     started, and graded them all on its GPU while the other stood idle (2026-11-23)."""
@@ -186,6 +194,8 @@ def work(subs: Sequence[Path], out: Path, grade_one: Callable[[Path, Path], Subm
             emit({"ev": "done", "worker": worker, "name": name, "what": what, "failed": failed})
 
     threads = max(1, jobs)
+    if gpu:
+        threads = min(threads, IN_FLIGHT_PER_GPU)
     if workers > 1:
         pending = len(to_grade(subs, out, bool(force_before), gpu))
         threads = max(1, min(threads, math.ceil(pending / workers)))

@@ -30,7 +30,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--lab", action="append", help="grade only this lab (repeatable; default: every lab present)")
     g.add_argument("--out", metavar="DIR", help="results and reports (default: ./gpulab-grade/<name>)")
     g.add_argument("--work", metavar="DIR", help="grading workspace (default: <build>/grading)")
-    g.add_argument("--jobs", type=int, default=1, help="--batch: parallel builds (GPU work stays serial)")
+    g.add_argument("--jobs", type=int, default=1, help="--batch: submissions graded at once (builds in parallel, GPU work serial per GPU; "
+                        "with a GPU at most 3 per GPU)")
     g.add_argument("--force", action="store_true", help="--batch: regrade submissions already graded")
     g.add_argument("--stage", action="append", metavar="ID",
                    help="grade only this stage (repeatable): a partial grade, the others are left out")

@@ -60,6 +60,46 @@ class SharedQueueTest(TempDir, unittest.TestCase):
         self.assertGreaterEqual(len(by["gpu1"]), 4, by)
 
 
+    def test_rows_are_claimed_as_earlier_ones_finish_so_the_gpus_stay_balanced(self):
+        """Two GPU graders with --jobs 12, the six long rows first in the queue, each grader's GPU
+        work serial: holding only IN_FLIGHT_PER_GPU rows at once, the long rows spread over both
+        GPUs, where a grader claiming its whole share of six at the start keeps all of them."""
+        import threading
+        import time
+        subs = self.tmp / "subs"
+        for i in range(12):
+            (subs / f"s{i:02d}").mkdir(parents=True)
+            (subs / f"s{i:02d}" / "scan.cu").write_text("x")
+        out, by, busy, peak = self.tmp / "out", {}, {}, {}
+        lock = threading.Lock()
+        gpu = {"gpu0": threading.Lock(), "gpu1": threading.Lock()}   # a GPU's phases are serial
+
+        def grader(label, delay):
+            def grade(p, o):
+                with lock:
+                    by.setdefault(label, []).append(p.name)
+                    busy[label] = busy.get(label, 0) + 1
+                    peak[label] = max(peak.get(label, 0), busy[label])
+                with gpu[label]:
+                    time.sleep(0.2 if int(p.name[1:]) < 6 else 0.02)
+                with lock:
+                    busy[label] -= 1
+                return fake_grade(p, o)
+            time.sleep(delay)
+            batch.work(batch.find_submissions(subs), out, grade, {"scan": 10}, lambda ev: None, label, jobs=12,
+                       workers=2)
+        threads = [threading.Thread(target=grader, args=(g, d)) for g, d in (("gpu0", 0.0), ("gpu1", 0.02))]
+        t0 = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        took = time.monotonic() - t0
+        self.assertEqual(sorted(by["gpu0"] + by["gpu1"]), [f"s{i:02d}" for i in range(12)])
+        self.assertLessEqual(max(peak.values()), batch.IN_FLIGHT_PER_GPU, peak)
+        # The long rows on both GPUs: ~0.7 s; all six on one (its whole share claimed at once): 1.2 s.
+        self.assertLess(took, 1.0, (took, by))
+
 class BatchTest(TempDir, unittest.TestCase):
     def setUp(self):
         super().setUp()
