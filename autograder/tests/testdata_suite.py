@@ -3,7 +3,7 @@
 the current reference or starter, grades it with the real grader and compares with what the
 spec expects. Prints a table (class, expected, got) and exits 0 when every class is as expected.
 
-Usage: testdata_suite.py [--cpu-only] [--build-gpu] [--only NAME]... [--out DIR] [LAB...]
+Usage: testdata_suite.py [--cpu-only | --gpu-only] [--jobs N] [--build-gpu] [--only NAME]... [--out DIR] [LAB...]
 Exit: 0 all as expected, 1 a mismatch, 77 nothing could run (no build / no GPU for GPU classes).
 """
 
@@ -15,7 +15,8 @@ import sys
 import tempfile
 import tomllib
 from pathlib import Path
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -218,10 +219,31 @@ def build_only(course: Course, lab: str, spec: dict[str, Any], out: Path) -> tup
     return True, f"{lab_grade.status} (GPU parts not run)"
 
 
+def run_classes(items: list[Any], jobs: int, exclusive: Callable[[Any], bool],
+                grade: Callable[[Any], list[Any]]) -> list[list[Any]]:
+    """grade(item) for every item, rows in the items' order: `jobs` at a time, except the items
+    for which exclusive(item) holds, graded alone before the others (a class that checks what
+    changed on disk around its grade must not see another grade's files)."""
+    rows: dict[int, list[Any]] = {}
+    for i, item in enumerate(items):
+        if exclusive(item):
+            rows[i] = grade(item)
+    rest = [i for i in range(len(items)) if i not in rows]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for i, row in zip(rest, pool.map(lambda i: grade(items[i]), rest)):
+            rows[i] = row
+    return [rows[i] for i in range(len(items))]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("labs", nargs="*")
     ap.add_argument("--cpu-only", action="store_true", help="only the classes that need no GPU")
+    ap.add_argument("--gpu-only", action="store_true",
+                    help="only the classes that need a GPU (the CPU test grades the others)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="classes graded at once (each build in its own slot, GPU work serial); classes that "
+                         "check the disk around their grade are graded alone first")
     ap.add_argument("--out", help="keep the graded submissions' reports here")
     ap.add_argument("--only", action="append", help="only this submission name (repeatable)")
     ap.add_argument("--build-gpu", action="store_true",
@@ -239,7 +261,7 @@ def main() -> int:
         return tools.missing_gpu_exit_code()
     labs = args.labs or sorted(p.stem for p in TESTDATA.glob("*.toml"))
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="gpulab-testdata-"))
-    rows, failures, ran = [], 0, 0
+    items, skipped = [], []
     for lab in labs:
         if not (course.source / "solutions" / lab).is_dir() or not course.rubric_path(lab).is_file():
             print(f"testdata: {lab}: no solutions/ or rubric: skipped")
@@ -247,54 +269,17 @@ def main() -> int:
         for spec in load_specs(lab):
             if args.only and spec["name"] not in args.only:
                 continue
-            needs_gpu = spec.get("needs_gpu", True)
-            if needs_gpu and (args.cpu_only or not gpu):
-                if args.build_gpu:
-                    ok, why = build_only(course, lab, spec, out)
-                    failures += not ok
-                    ran += 1
-                    rows.append([lab, spec["name"], spec.get("class", ""), "builds", why, "built" if ok else "BROKEN"])
-                    print(f"testdata: {lab}/{spec['name']}: {'builds' if ok else 'BROKEN: ' + why}", flush=True)
-                    continue
-                rows.append([lab, spec["name"], spec.get("class", ""), "-", "skipped: needs a GPU", "skip"])
+            if args.gpu_only and not spec.get("needs_gpu", True):
                 continue
-            if spec.get("needs_root") and os.geteuid() != 0:
-                # Without root the grader cannot hide the course from student code (its notes say so).
-                rows.append([lab, spec["name"], spec.get("class", ""), "-", "skipped: needs root", "skip"])
-                continue
-            try:
-                sub_dir = materialize(course, lab, spec, out / "submissions" / lab)
-            except SpecError as e:
-                rows.append([lab, spec["name"], spec.get("class", ""), "-", str(e), "BROKEN"])
-                failures += 1
-                continue
-            opts = Options(stages=set(spec["stages"]) if spec.get("stages") else None,
-                           case_timeout=spec.get("case_timeout"), log=lambda m: None)
-            grader = Grader(course, course.require_build() / "grading", opts)
-            graded = out / "graded" / lab / spec["name"]
-            exp = spec.get("expect", {})
-            try:
-                before = (escaped_files(course, exp.get("no_writes", [])), listing(course, exp.get("unchanged", [])))
-            except SpecError as e:
-                rows.append([lab, spec["name"], spec.get("class", ""), "-", str(e), "BROKEN"])
-                failures += 1
-                continue
-            g = grader.grade(sub_dir, graded, [lab])
-            after = (escaped_files(course, exp.get("no_writes", [])), listing(course, exp.get("unchanged", [])))
-            writes = sorted(after[0] - before[0]) + [f"{k} changed" for k in sorted(set(before[1]) | set(after[1]))
-                                                     if before[1].get(k) != after[1].get(k)]
-            report.write_all(g, graded)
-            ran += 1
-            try:
-                leaks = leaked_lines(course, exp.get("no_leak", []), graded)
-            except SpecError as e:
-                leaks = [str(e)]
-            want, got, bad = compare(spec, g, leaks, writes)
-            failures += bool(bad)
-            rows.append([lab, spec["name"], spec.get("class", ""), want, got if not bad else "; ".join(bad),
-                         "ok" if not bad else "MISMATCH"])
-            print(f"testdata: {lab}/{spec['name']}: {'ok' if not bad else 'MISMATCH: ' + '; '.join(bad)} "
-                  f"({g.seconds:.0f} s)", flush=True)
+            items.append((lab, spec))
+
+    def exclusive(item: tuple[str, dict[str, Any]]) -> bool:
+        exp = item[1].get("expect", {})
+        return bool(exp.get("no_writes") or exp.get("unchanged"))
+
+    rows = run_classes(items, args.jobs, exclusive, lambda item: grade_class(course, gpu, args, out, *item))
+    failures = sum(r[-1] in ("BROKEN", "MISMATCH") for r in rows)
+    ran = sum(r[-1] not in ("skip",) for r in rows)
     print()
     print("| lab | submission | class | expected | got | verdict |")
     print("|---|---|---|---|---|---|")
@@ -304,6 +289,48 @@ def main() -> int:
     if failures:
         return 1
     return 0 if ran else 77
+
+
+def grade_class(course: Course, gpu: bool, args: Any, out: Path, lab: str, spec: dict[str, Any]) -> list[Any]:
+    """One known-bad class: built, graded, compared with its spec; its table row (the last
+    column: ok, MISMATCH, BROKEN, built, skip)."""
+    needs_gpu = spec.get("needs_gpu", True)
+    if needs_gpu and (args.cpu_only or not gpu):
+        if args.build_gpu:
+            ok, why = build_only(course, lab, spec, out)
+            print(f"testdata: {lab}/{spec['name']}: {'builds' if ok else 'BROKEN: ' + why}", flush=True)
+            return [lab, spec["name"], spec.get("class", ""), "builds", why, "built" if ok else "BROKEN"]
+        return [lab, spec["name"], spec.get("class", ""), "-", "skipped: needs a GPU", "skip"]
+    if spec.get("needs_root") and os.geteuid() != 0:
+        # Without root the grader cannot hide the course from student code (its notes say so).
+        return [lab, spec["name"], spec.get("class", ""), "-", "skipped: needs root", "skip"]
+    try:
+        sub_dir = materialize(course, lab, spec, out / "submissions" / lab)
+    except SpecError as e:
+        return [lab, spec["name"], spec.get("class", ""), "-", str(e), "BROKEN"]
+    opts = Options(stages=set(spec["stages"]) if spec.get("stages") else None,
+                   case_timeout=spec.get("case_timeout"), log=lambda m: None)
+    grader = Grader(course, course.require_build() / "grading", opts)
+    graded = out / "graded" / lab / spec["name"]
+    exp = spec.get("expect", {})
+    try:
+        before = (escaped_files(course, exp.get("no_writes", [])), listing(course, exp.get("unchanged", [])))
+    except SpecError as e:
+        return [lab, spec["name"], spec.get("class", ""), "-", str(e), "BROKEN"]
+    g = grader.grade(sub_dir, graded, [lab])
+    after = (escaped_files(course, exp.get("no_writes", [])), listing(course, exp.get("unchanged", [])))
+    writes = sorted(after[0] - before[0]) + [f"{k} changed" for k in sorted(set(before[1]) | set(after[1]))
+                                             if before[1].get(k) != after[1].get(k)]
+    report.write_all(g, graded)
+    try:
+        leaks = leaked_lines(course, exp.get("no_leak", []), graded)
+    except SpecError as e:
+        leaks = [str(e)]
+    want, got, bad = compare(spec, g, leaks, writes)
+    print(f"testdata: {lab}/{spec['name']}: {'ok' if not bad else 'MISMATCH: ' + '; '.join(bad)} "
+          f"({g.seconds:.0f} s)", flush=True)
+    return [lab, spec["name"], spec.get("class", ""), want, got if not bad else "; ".join(bad),
+            "ok" if not bad else "MISMATCH"]
 
 
 if __name__ == "__main__":
