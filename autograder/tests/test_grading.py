@@ -58,6 +58,12 @@ class GradingTest(TempDir, unittest.TestCase):
         self.assertEqual(naive.checks["performance"].points, 0)  # not all cases: no performance
         self.assertIn("hidden case", naive.checks["correctness"].details[0])
 
+    def test_performance_phase_says_where_its_time_went(self):
+        self.grade({"naive": GOOD["naive"], "shared": GOOD["shared"]})
+        text = (self.tmp / "out" / "logs" / "scan" / "performance-times.txt").read_text()
+        for part in ("reference timed", "student timed", "ncu kernel times"):
+            self.assertIn(part, text)
+
     def test_slow_stage_scaled(self):
         sub = self.grade({"naive": {"status": "pass", "median_ms": 4.0}, "shared": {"status": "pass", "median_ms": 1.1}})
         self.assertAlmostEqual(self.stage(sub, "naive").checks["performance"].points, 3 * 2.0 / 4.0)
