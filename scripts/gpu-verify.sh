@@ -13,7 +13,8 @@
 #        measure-reduction batch reduction-classes
 #        multi-batch (two or more GPUs: scripts/gpu-multi-batch-check.sh),
 #        grade-times (each lab's reference and starter graded, cold: phase times; GRADE_LABS),
-#        single-pass (scan's single-pass and three-round beside CUB at 2^24 and 2^28).
+#        single-pass (scan's single-pass and three-round beside CUB at 2^24 and 2^28),
+#        gpu-slow-testdata + gpu-slow-rest (the gpu-slow preset in two halves, one per GPU).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -69,9 +70,11 @@ if [ "$mode" = steps ]; then
             t0=$SECONDS; build/gpu/gpulab grade "$src" --lab $lab --out "'"$L"'/grade-times/$lab-$who" 2>&1 | tail -n 14
             echo "grade-times: $lab $who: $((SECONDS - t0)) s"; done; done' ;;
       single-pass) run single-pass 300 bash -c 'for n in 2^24 2^28; do build/gpu/gpulab run scan --impl reference --stage single-pass --stage three-round --stage cub --n $n --reps 20; done' ;;
-      ordered-bench) run ordered-bench 300 scratch/ordered_bench.sh 28 ;;
       gpu-slow) run gpu-slow 900 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]concurrent' ;;
-      *) sum "unknown step $s (steps: build ctest-gpu concurrent classes selfgrade measure-LAB batch reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow grade-times single-pass ordered-bench)" ;;
+      # The whole gpu-slow preset in two halves, one per GPU of a two-GPU machine (CUDA_VISIBLE_DEVICES).
+      gpu-slow-testdata) run gpu-slow-testdata 1500 ctest --preset gpu-slow --output-on-failure -R 'autograder[.]testdata' ;;
+      gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
+      *) sum "unknown step $s (steps: build ctest-gpu concurrent classes selfgrade measure-LAB batch reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass)" ;;
     esac
   done
   sum "steps done"
