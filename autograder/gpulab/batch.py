@@ -95,10 +95,17 @@ def error_grade(name: str, message: str, exit_code: int) -> dict[str, Any]:
 # shared the CPUs for ~50 s before any GPU work, and each worker had claimed its whole share at the
 # start, so a GPU whose rows were longer could not hand any over (1.38x over one GPU).
 IN_FLIGHT_PER_GPU = 3
+
+
 ADMIN = ".batch"          # OUT/.batch: claims, worker logs, Slurm scripts (hidden from the gradebook)
 BATCH_JSON = "batch.json"
 
 Event = dict[str, Any]     # {"ev": "start"|"done", "worker": label, "name": student, "what": ..., "failed": bool}
+
+
+def in_flight(jobs: int, gpu: bool) -> int:
+    """Submissions one grader holds at once: --jobs, at most IN_FLIGHT_PER_GPU with a GPU."""
+    return max(1, min(jobs, IN_FLIGHT_PER_GPU) if gpu else jobs)
 
 
 def write_batch_info(out: Path, maxima: dict[str, float]) -> None:
@@ -193,9 +200,7 @@ def work(subs: Sequence[Path], out: Path, grade_one: Callable[[Path, Path], Subm
                 gradebook.write(out, maxima)
             emit({"ev": "done", "worker": worker, "name": name, "what": what, "failed": failed})
 
-    threads = max(1, jobs)
-    if gpu:
-        threads = min(threads, IN_FLIGHT_PER_GPU)
+    threads = in_flight(jobs, gpu)
     if workers > 1:
         pending = len(to_grade(subs, out, bool(force_before), gpu))
         threads = max(1, min(threads, math.ceil(pending / workers)))

@@ -21,9 +21,9 @@ import shutil
 import threading
 import time
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
-from gpulab import gpulock, locks, proc, report, shipped_reference, submission, tools
+from gpulab import gpulock, locks, proc, report, scoring, shipped_reference, submission, tools
 from gpulab.checks import LabRun, Options, conflicts, correctness, library, performance, sanitizers
 from gpulab.errors import GpulabError
 from gpulab.lint import forbidden_constructs
@@ -241,13 +241,7 @@ class Grader:
         """files -> lint -> build -> reference -> the checks; stops at the first step that decides."""
         lab = lg.lab
 
-        @contextlib.contextmanager
-        def phase(name: str) -> Iterator[None]:
-            t0 = time.monotonic()
-            try:
-                yield
-            finally:
-                lg.phases[name] = lg.phases.get(name, 0.0) + time.monotonic() - t0
+        phase = functools.partial(scoring.add_time, lg.phases)
 
         if not found.any:
             lg.status = "missing"

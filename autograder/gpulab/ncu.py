@@ -478,6 +478,7 @@ class ProfiledStage:
     log: Path
     notes: list[str]
     timeout: float
+    ncu: Path
 
 
 def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
@@ -539,7 +540,7 @@ def profile_stage_conflicts(runner: Path, stage: str, size_arg: str, work: Path,
         last = (out.strip().splitlines() or ["no output"])[-1]
         return ConflictReport.not_run(stage, f"ncu wrote no report ({res.describe_exit()}): {last[:200]}",
                                       f"see {log}")
-    return ProfiledStage(stage, report_file, work, log, notes, timeout)
+    return ProfiledStage(stage, report_file, work, log, notes, timeout, ncu)
 
 
 # The pages a verdict reads, each one `ncu --import` (about 0.5-1.2 s each on the H200 machine).
@@ -559,10 +560,7 @@ def read_conflicts(profiled: ProfiledStage, import_wrapper: list[str] | None = N
     three pages are imported at once (each import is one ncu start on the CPU); the log keeps
     them in page order.
     """
-    ncu = tools.find_tool("ncu")
-    if ncu is None:
-        return ConflictReport.not_run(profiled.stage, "ncu (Nsight Compute) not found", tools.MISSING_FIX["ncu"])
-    stage, work, log, timeout = profiled.stage, profiled.work, profiled.log, profiled.timeout
+    ncu, stage, work, log, timeout = profiled.ncu, profiled.stage, profiled.work, profiled.log, profiled.timeout
     readable = profiled.report_file
     if import_dir is not None:
         readable = import_dir / readable.name

@@ -109,7 +109,7 @@ def estimate(folder: Path, out: Path, maxima: dict[str, float], rubric_guess: di
         per_sub[lab] = statistics.median(m) if m else rubric_guess.get(lab, 0.0)
     build = statistics.median(builds) if builds else BUILD_GUESS_S
     return Plan(len(subs), todo, dict(maxima), per_sub, measured, build, max(1, gpus), max(1, width),
-                max(1, per_task), max(1, min(jobs, batch.IN_FLIGHT_PER_GPU) if gpu else jobs))
+                max(1, per_task), batch.in_flight(jobs, gpu))
 
 
 def _dur(s: float) -> str:

@@ -15,6 +15,9 @@ Rules (points per stage come from the rubric):
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -24,6 +27,17 @@ CHECKS = ("correctness", "sanitizer", "conflict_free", "performance")
 # same code on GPUs of the same model (another run, the other GPU of a host): autograder/README.md,
 # "Timing noise". Points move only for a stage whose ratio is near or past the full-credit line.
 TIMING_NOISE = 0.05
+
+@contextlib.contextmanager
+def add_time(phases: dict[str, float], name: str) -> Iterator[None]:
+    """Adds the seconds the block took to phases[name]: a grade's phases (LabGrade.phases), the
+    parts of one (the performance phase's processes)."""
+    t0 = time.monotonic()
+    try:
+        yield
+    finally:
+        phases[name] = phases.get(name, 0.0) + time.monotonic() - t0
+
 
 # Outcome of one check of one stage.
 PASS, FAIL, NOT_RUN, SKIPPED = "pass", "fail", "not-run", "skipped"

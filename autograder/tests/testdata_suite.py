@@ -279,7 +279,7 @@ def main() -> int:
 
     rows = run_classes(items, args.jobs, exclusive, lambda item: grade_class(course, gpu, args, out, *item))
     failures = sum(r[-1] in ("BROKEN", "MISMATCH") for r in rows)
-    ran = sum(r[-1] not in ("skip",) for r in rows)
+    ran = sum(r[-1] != "skip" for r in rows)
     print()
     print("| lab | submission | class | expected | got | verdict |")
     print("|---|---|---|---|---|---|")

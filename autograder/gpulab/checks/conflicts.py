@@ -24,8 +24,8 @@ def run(lr: LabRun) -> None:
             lr.grades[sid].checks["conflict_free"] = check.result() if isinstance(check, Future) else check
 
 
-def stage(lr: LabRun, sid: str, pts: float, readers: ThreadPoolExecutor | None = None) -> Check | Future:
-    """The stage's check, or (with `readers`) its future once the GPU half is done."""
+def stage(lr: LabRun, sid: str, pts: float, readers: ThreadPoolExecutor) -> Check | Future:
+    """The stage's check when its gate decides, else its future: profiled here, read by `readers`."""
     gated = lr.gate(lr.grades[sid], "conflict_free", pts, True)
     if gated:
         return gated
@@ -44,8 +44,6 @@ def stage(lr: LabRun, sid: str, pts: float, readers: ThreadPoolExecutor | None =
                                                    env=lr.sandbox.env(scratch))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    if readers is None:
-        return _verdict(lr, sid, pts, profiled)
     return readers.submit(_verdict, lr, sid, pts, profiled)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,13 +37,13 @@ def run(lr: LabRun) -> None:
     # Where the phase's time goes (logs/<lab>/performance-times.txt): at 8192² transpose's phase
     # took 32.7 s on the H100 and 21.7 s on the H200 (2026-11-23), with no finer account.
     spent: dict[str, float] = {}
-    with _timed(spent, "reference timed (or its cached times)"):
+    with scoring.add_time(spent, "reference timed (or its cached times)"):
         t_ref = lr.reference_times(ids) if lr.reference_times else time_stages(lr.reference, ids, lr.rubric, None)
-    with _timed(spent, "student timed"):
+    with scoring.add_time(spent, "student timed"):
         t_student = time_stages(lr.runner, ids, lr.rubric, lr.sandbox)
     ratio = lr.rubric.performance.full_credit_ratio
     if lr.options.verify_timing and lr.rubric.performance.size is not None:
-        with _timed(spent, "ncu kernel times (cross-check)"):
+        with scoring.add_time(spent, "ncu kernel times (cross-check)"):
             profile_stages(lr, [s for s in ids if t_ref[s][0] is not None and t_student[s][0] is not None],
                            lr.rubric.performance.size.arg)
     lr.logs.mkdir(parents=True, exist_ok=True)
@@ -65,15 +64,6 @@ def run(lr: LabRun) -> None:
             if lr.options.verify_timing:
                 check = cross_check(lr, check, sp, t)
         lr.grades[sp.id].checks["performance"] = check
-
-
-@contextlib.contextmanager
-def _timed(spent: dict[str, float], what: str) -> Iterator[None]:
-    t0 = time.monotonic()
-    try:
-        yield
-    finally:
-        spent[what] = spent.get(what, 0.0) + time.monotonic() - t0
 
 
 def time_stages(runner: Path, stages: list[str], rubric: Rubric, sandbox: Sandbox | None
