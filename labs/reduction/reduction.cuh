@@ -220,6 +220,9 @@ constexpr std::size_t reduce_workspace_bytes(std::size_t n, std::size_t element_
 //   ordered-registers   a warp tile: 32 x kOrderedVectors consecutive 128-bit vectors
 inline constexpr int kCascadeVectors = 4;
 inline constexpr int kOrderedVectors = 4;
+// ordered-registers' shared ring in the reference (the model's shared bytes): warp values of this many
+// rounds per half, two halves, up to 32 warps.
+inline constexpr int kOrderedRing = 8;
 inline constexpr int kMinUnitsPerWarp = 8;
 template <class T>
 constexpr std::size_t unit_elements_cascading() { return std::size_t{kWarp} * kCascadeVectors * kVec<T>; }

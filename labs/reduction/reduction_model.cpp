@@ -264,8 +264,8 @@ SharedUse shared_use(Stage s, const Shape& shape, int smem_per_sm, int w) {
     case Stage::tree:
     case Stage::tree_interleaved: u.bytes_per_block = shape.block * 4 * w; break;
     case Stage::cascading: u.bytes_per_block = partials; break;
-    // The reference's double-buffered ring of warp-tile values: 2 x 8 rounds x 32 warps.
-    case Stage::ordered_registers: u.bytes_per_block = 2 * 8 * b * 4 * w; break;
+    // The reference's double-buffered ring of warp-tile values: 2 x kOrderedRing rounds x 32 warps.
+    case Stage::ordered_registers: u.bytes_per_block = 2 * kOrderedRing * b * 4 * w; break;
     case Stage::pipeline_heap:
     case Stage::pipeline: u.bytes_per_block = wpb * 2 * b * 4 * w + partials; break;
     case Stage::matrix: u.bytes_per_block = wpb * b * (b + 1) * 4 * w + partials; break;

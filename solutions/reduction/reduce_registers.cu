@@ -72,8 +72,6 @@ void reduce_cascading(const Value<Op>* d_in, std::size_t n, Value<Op>* d_out, Re
 // kOrderedRing rounds, where a block reduce per tile (cub-block-raking) needs two per tile.
 // One contiguous share per warp (no ring) measured 1-2 % slower for affine (H100 and H200,
 // 2026-11-23): 0.98x cub-block-raking, against 1.007x for block tiles (H200, n = 2^28).
-inline constexpr int kOrderedRing = 8;  // rounds between the block's combines
-
 // Where lane l's kOrderedVectors vectors lie in a warp tile. Striped (vector j*32 + l): every
 // load instruction reads 512 contiguous bytes, but each stripe needs its own shuffle combine.
 // Blocked (vectors 4l .. 4l + 3): one combine per tile. For 16-byte elements (mat2: one element
