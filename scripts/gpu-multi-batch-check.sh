@@ -152,6 +152,18 @@ for w in ("clean", "all"):
         bad.append(f"{ways[w]} graded on fewer than two GPUs")
 if left:
     bad.append(f"{left} grading processes outlived the kill")
+# Where the wall time went: per GPU, the rows' time outside build and workspace (GPU-locked checks
+# and their waits), against the run's wall time (Amdahl: the first builds and the last row's tail).
+for w, wall in (("one", one_s), ("clean", all_s)):
+    busy = {}
+    for g in (out / w).glob("*/grade.json"):
+        doc = json.loads(g.read_text())
+        for lab in doc.get("labs", []):
+            ph = lab.get("phases") or {}
+            busy[doc.get("device") or "?"] = busy.get(doc.get("device") or "?", 0.0) + sum(
+                v for k, v in ph.items() if k not in ("lint", "workspace", "build"))
+    print(f"{ways[w]}: wall {wall:.1f} s; checks after the build, per GPU: "
+          + "; ".join(f"{k}: {v:.0f} s" for k, v in sorted(busy.items())))
 print(f"wall time: --gpus 0 {one_s:.1f} s; --gpus all {all_s:.1f} s -> speed-up {one_s / all_s:.2f}x (goal >= 1.8x); "
       f"killed + resumed {killed_s:.1f} s in all ({one_s / killed_s:.2f}x)")
 if one_s / all_s < 1.8:

@@ -12,7 +12,8 @@
 # Steps: build ctest-gpu concurrent classes selfgrade measure-scan measure-transpose
 #        measure-reduction batch reduction-classes
 #        multi-batch (two or more GPUs: scripts/gpu-multi-batch-check.sh),
-#        grade-times (each lab's reference and starter graded, cold: phase times; GRADE_LABS),
+#        grade-times (each lab's reference graded in a fresh workspace, then its starter: phase times,
+#        the build's .ninja_log; GRADE_LABS),
 #        single-pass (scan's single-pass and three-round beside CUB at 2^24 and 2^28),
 #        gpu-slow-testdata + gpu-slow-rest (the gpu-slow preset in two halves, one per GPU).
 set -u
@@ -67,8 +68,12 @@ if [ "$mode" = steps ]; then
       reduction-blocks) run reduction-blocks 600 bash -c 'cmake --build --preset gpu --target bench-reduction >/dev/null && x=$(find build/gpu -name bench-reduction -type f -perm -u+x | head -1) && for b in 256 512 1024; do "$x" bench --block $b; done' ;;
       grade-times) run grade-times 900 bash -c 'for lab in ${GRADE_LABS:-scan transpose reduction}; do
           for who in reference starter; do src=solutions/$lab; [ $who = starter ] && src=labs/$lab
-            t0=$SECONDS; build/gpu/gpulab grade "$src" --lab $lab --out "'"$L"'/grade-times/$lab-$who" 2>&1 | tail -n 14
-            echo "grade-times: $lab $who: $((SECONDS - t0)) s"; done; done' ;;
+            # Cold: each lab grades its reference in a fresh workspace (--work), the starter after it.
+            w="'"$L"'/grade-times/work-$lab"; [ $who = reference ] && rm -rf "$w"
+            t0=$SECONDS; build/gpu/gpulab grade "$src" --lab $lab --work "$w" --out "'"$L"'/grade-times/$lab-$who" 2>&1 | tail -n 14
+            echo "grade-times: $lab $who: $((SECONDS - t0)) s"
+            cp "$w/slot-0/build/.ninja_log" "'"$L"'/grade-times/$lab-$who/ninja_log" 2>/dev/null; done
+            rm -rf "$w"; done' ;;
       single-pass) run single-pass 300 bash -c 'for n in 2^24 2^28; do build/gpu/gpulab run scan --impl reference --stage single-pass --stage three-round --stage cub --n $n --reps 20; done' ;;
       gpu-slow) run gpu-slow 900 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]concurrent' ;;
       # The whole gpu-slow preset in two halves, one per GPU of a two-GPU machine (CUDA_VISIBLE_DEVICES).

@@ -433,16 +433,20 @@ def cmd_batch(course: Any, args: Any, make_grader: Callable[[], Any]) -> int:
     grader.hide([folder, out])   # the other students' work and grades
     grader.device = device_label(grader.device) if grader.gpu else grader.device
     grade = lambda s, o: grader.grade(s, o, args.lab)  # noqa: E731
+    subs = find_submissions(folder)
+    if args.worker and args.only:   # a Slurm array task's share
+        subs = [s for s in subs if submission_name(s) in set(args.only)]
+    pending = to_grade(subs, out, args.force or bool(args.regrade_before), grader.gpu)
+    ahead = grader.time_references_ahead(grader.labs_in(pending, list(maxima)))
     if args.worker:
-        subs = find_submissions(folder)
-        if args.only:   # a Slurm array task's share
-            subs = [s for s in subs if submission_name(s) in set(args.only)]
         force_before = args.regrade_before or (time.time() if args.force else 0.0)
         errors = work(subs, out, grade, maxima, worker_events(), grader.device or "no GPU", args.jobs, force_before,
                       grader.gpu, workers=args.workers)
     else:
         errors = run_batch(folder, out, grade, maxima, jobs=args.jobs, force=args.force, gpu=grader.gpu, log=quiet,
                            device=grader.device)
+    if ahead is not None:
+        ahead.join()
     return 1 if errors else (EXIT_NO_GPU if not grader.gpu else EXIT_OK)
 
 

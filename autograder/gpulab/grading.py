@@ -75,6 +75,7 @@ class Grader:
         self._tables: dict[str, dict[str, dict[str, Any]]] = {}
         self._verify: dict[str, Path | None] = {}
         self._ref_times: dict[tuple[str, str, str], float] = {}   # (device, lab, stage) -> median ms
+        self._rows_on_gpu = threading.Event()   # a submission has reached its GPU checks
 
     def hide(self, paths: list[Path]) -> None:
         """More folders student code must not see (a batch's other submissions and their grades)."""
@@ -259,9 +260,14 @@ class Grader:
         bin_dir = self.sandbox.mkdtemp("gpulab-bin-")   # outside every folder hidden from student code
         try:
             self.options.log(f"{lab}: building the student runner")
-            with phase("build"), self.workspace.slot() as slot:
-                br = slot.build_student(lab, list(rubric.student_files), contents, bin_dir,
-                                        run=self._build_runner(slot))
+            with contextlib.ExitStack() as held:
+                # "workspace": waiting for a free slot and, the first time, exporting and
+                # configuring it (a cold grade's extra cost); "build": the student runner itself.
+                with phase("workspace"):
+                    slot = held.enter_context(self.workspace.slot())
+                with phase("build"):
+                    br = slot.build_student(lab, list(rubric.student_files), contents, bin_dir,
+                                            run=self._build_runner(slot))
                 ws_root = slot.src
                 if slot.note:
                     lg.notes.append(slot.note)
@@ -289,6 +295,7 @@ class Grader:
             # GPU work holds the GPU lock for the whole lab so that no other grading job disturbs
             # the timings; inside it, independent correctness and sanitizer processes run in
             # parallel (they are not timed).
+            self._rows_on_gpu.set()
             lock = gpulock.gpu_lock() if self.gpu and any(lr.on_gpu.values()) else contextlib.nullcontext()
             with lock:
                 for name, check in CHECKS:
@@ -334,6 +341,48 @@ class Grader:
                 if ms is not None:
                     self._ref_times[(self.device, lab, s)] = ms
         return {s: (have[s], "") if have[s] is not None else got[s] for s in ids}
+
+    def labs_in(self, subs: list[Path], labs: list[str]) -> list[str]:
+        """The labs of `labs` that some of `subs` hands in, most submissions first (a folder is
+        looked into; an archive, unpacked only when graded, counts for every lab)."""
+        count = dict.fromkeys(labs, 0)
+        for sub in subs:
+            files = submission.list_tree(sub)[0] if sub.is_dir() else None
+            for lab in labs:
+                if files is None or submission.find_student_files(lab, self.rubric(lab).student_files, files).any:
+                    count[lab] += 1
+        return [lab for lab in sorted(labs, key=lambda l: -count[l]) if count[lab]]
+
+    def time_references_ahead(self, labs: list[str]) -> threading.Thread | None:
+        """A batch grader's first rows spend their first seconds building, with the GPU idle:
+        the references of `labs` are timed then (reference_times' cache), in this order, until
+        the first row is ready for its GPU checks (that row never waits for more than one lab's
+        timing). On two H200s a worker timed them inside its first rows (~2 s scan, ~7 s
+        transpose, 2026-11-23), after the builds. Returns the thread (join it before exiting)."""
+        if not (self.gpu and self.options.performance and labs):
+            return None
+
+        def run() -> None:
+            for lab in labs:
+                if self._rows_on_gpu.is_set():
+                    return
+                try:
+                    rubric = self.rubric(lab)
+                    ids = [sp.id for sp in rubric.stages if sp.performance > 0
+                           and (self.options.stages is None or sp.id in self.options.stages)]
+                    if not ids or rubric.performance.size is None:
+                        continue
+                    self.prepare_reference(lab)
+                    if self.reference(lab) is None:
+                        continue
+                    with gpulock.gpu_lock():
+                        self.reference_times(lab, rubric, ids)
+                except Exception:  # noqa: BLE001 (an optimisation only: the rows time what is missing)
+                    continue
+
+        thread = threading.Thread(target=run, name="gpulab-reference-times", daemon=True)
+        thread.start()
+        return thread
 
     def _build_runner(self, slot: Any) -> Callable[..., proc.Result]:
         """How the student build runs: in the jail (Sandbox.build), the slot's build folder

@@ -439,15 +439,16 @@ class Sandbox:
         with) are bound back at their own paths, which the workspace's CMake cache records.
         Without the jail the build runs as before (the grader's notes say so)."""
         if not self.jailed:
-            return proc.run(argv, timeout=timeout)
+            return proc.run(proc.background(argv), timeout=timeout)
         writable = writable.resolve()
         if self.user:
             _chown_tree(writable, *self.user)
         with self.workdir() as home:
             env = self.env(home)
             env["PATH"] = os.environ.get("PATH", env["PATH"])   # cmake, ninja, the compilers as configured
-            return proc.run(self.wrap(argv, cpu_seconds=timeout * 2 + 10, max_procs=None, rw=[home, writable],
-                                      ro=[Path(p).resolve() for p in readable], chdir=home),
+            return proc.run(proc.background(self.wrap(argv, cpu_seconds=timeout * 2 + 10, max_procs=None,
+                                                      rw=[home, writable], ro=[Path(p).resolve() for p in readable],
+                                                      chdir=home)),
                             timeout=timeout, env=env, cwd=home)
 
     def hidden_paths(self, paths: Iterable[Path]) -> list[Path]:

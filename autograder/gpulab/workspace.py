@@ -103,7 +103,7 @@ class Slot:
         self.root.mkdir(parents=True, exist_ok=True)
         ownership.clear(self.root)   # a half-made slot must not pass for a finished one
         handout.export(self.course_src, self.src)
-        res = proc.run(["cmake", "-S", str(self.src), "-B", str(self.build)] + configure_args(self.cache),
+        res = proc.run(proc.background(["cmake", "-S", str(self.src), "-B", str(self.build)] + configure_args(self.cache)),
                        timeout=CONFIGURE_TIMEOUT)
         if not res.ok:
             raise GpulabError("gpulab grade: the pristine course does not configure in the grading workspace "

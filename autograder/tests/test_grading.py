@@ -152,12 +152,36 @@ class GradingTest(TempDir, unittest.TestCase):
     def test_each_phase_is_timed_and_printed(self):
         sub = self.grade(REFERENCE)
         lab = sub.labs[0]
-        self.assertEqual(list(lab.phases), ["lint", "build", "reference", "correctness", "sanitizers", "conflicts",
-                                            "performance", "library"])
+        self.assertEqual(list(lab.phases), ["lint", "workspace", "build", "reference", "correctness", "sanitizers",
+                                            "conflicts", "performance", "library"])
         self.assertTrue(all(v >= 0 for v in lab.phases.values()))
         self.assertLessEqual(sum(lab.phases.values()), lab.seconds + 1e-6)
-        self.assertRegex(report.console(sub).splitlines()[-1], r"^scan: time: lint \d+\.\d s, build .* \(total ")
+        self.assertRegex(report.console(sub).splitlines()[-1], r"^scan: time: lint \d+\.\d s, workspace \d+\.\d s, build .* \(total ")
         self.assertIn("phases", json.dumps(sub.to_json()))
+
+    def test_batch_times_the_references_while_its_first_rows_build(self):
+        log = self.tmp / "devices.log"
+        g = fake_grader(self.course, self.tmp)
+        self.assertEqual(g.labs_in([submission_dir(self.tmp, GOOD), self.tmp], ["scan"]), ["scan"])
+        with env(FAKE_RUNNER_DEVICE_LOG=str(log)):
+            g.time_references_ahead(["scan"]).join()
+            self.assertEqual(sorted(s for (_, lab, s) in g._ref_times), ["naive", "shared"])
+            sub = g.grade(submission_dir(self.tmp, GOOD, name="bob"), self.tmp / "out")
+        # (Only the reference's runs reach the log: student runs get a clean environment.)
+        timed = [l.split()[0] for l in log.read_text().splitlines() if l.endswith("timed")]
+        self.assertEqual(timed, ["reference"], "the row reused the times taken ahead")
+        self.assertEqual(sub.points, sub.max_points)
+        perf = self.stage(sub, "shared").checks["performance"]
+        self.assertEqual(perf.data["t_ref_ms"], 1.0)
+
+    def test_references_are_not_timed_ahead_once_a_row_is_on_the_gpu(self):
+        g = fake_grader(self.course, self.tmp)
+        (self.tmp / "empty").mkdir()
+        self.assertEqual(g.labs_in([self.tmp / "empty"], ["scan"]), [])
+        self.assertIsNone(g.time_references_ahead([]))
+        g._rows_on_gpu.set()
+        g.time_references_ahead(["scan"]).join()
+        self.assertEqual(g._ref_times, {})
 
     def test_library_any_allows_library_kernels(self):
         rubric = self.course.rubric_path("scan")

@@ -85,6 +85,10 @@ class KillTreeTest(TempDir, unittest.TestCase):
         left = [p for p in self.pids() if alive(p)]
         self.assertEqual(left, [], "processes started by a timed-out child are still running")
 
+    def test_background_work_runs_niced(self):
+        res = proc.run(proc.background(["sh", "-c", "nice"]), timeout=10)
+        self.assertEqual(res.stdout.strip(), str(os.nice(0) + proc.BUILD_NICENESS), res)
+
     def test_leftovers_of_a_finished_child_are_killed(self):
         """The child exits leaving a tree that left its session: re-parented to gpulab (the
         subreaper), and killed when the run ends."""
