@@ -94,6 +94,11 @@ function(gpulab_add_lab lab)
     set_tests_properties(${lab}.starter.todo-names-file PROPERTIES LABELS "gpu;${lab}" SKIP_RETURN_CODE 77
                          PASS_REGULAR_EXPRESSION "TODO: write it in labs/${lab}/[a-z_]+\\.cu")
   endif()
+  # The grader's timing runs: --no-cpu-baseline leaves the CPU stage out (no "vs CPU" number).
+  add_test(NAME ${lab}.runner.no-cpu-baseline COMMAND gpulab-${lab}-${test_impl} run --where gpu --reps 1 --warmup 0
+           --no-cpu-baseline --require-gpu --format json)
+  set_tests_properties(${lab}.runner.no-cpu-baseline PROPERTIES LABELS "gpu;${lab}" SKIP_RETURN_CODE 77
+                       FAIL_REGULAR_EXPRESSION "\"speedup_vs_cpu\": [0-9]")
   add_test(NAME ${lab}.runner.unknown-knob COMMAND gpulab-${lab}-${test_impl} run --where cpu --no-time --param nosuchknob=1)
   set_tests_properties(${lab}.runner.unknown-knob PROPERTIES LABELS "cpu;${lab}"
                        PASS_REGULAR_EXPRESSION "--param nosuchknob=1: unknown knob")
