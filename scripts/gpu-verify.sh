@@ -15,6 +15,7 @@
 #        grade-times (each lab's reference graded in a fresh workspace, then its starter: phase times,
 #        the build's .ninja_log; GRADE_LABS),
 #        single-pass (scan's single-pass and three-round beside CUB at 2^24 and 2^28),
+#        timers (run --timer sync and events, three processes each, at each lab's grading size),
 #        gpu-slow-testdata + gpu-slow-rest (the gpu-slow preset in two halves, one per GPU).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,12 +75,17 @@ if [ "$mode" = steps ]; then
             echo "grade-times: $lab $who: $((SECONDS - t0)) s"
             cp "$w/slot-0/build/.ninja_log" "'"$L"'/grade-times/$lab-$who/ninja_log" 2>/dev/null; done
             rm -rf "$w"; done' ;;
+      # Both GPU timers (run --timer sync|events) at each lab's grading size, three processes each:
+      # how far the host's latencies move short stages (issue 15), before events becomes the default.
+      timers) run timers 600 bash -c 'for spec in "scan 2^24" "transpose 8192x8192" "reduction 2^26"; do set -- $spec
+          for t in sync events; do for i in 1 2 3; do echo "== $1 --timer $t ($i)"
+            build/gpu/gpulab run $1 --impl reference --where gpu --n $2 --reps 20 --timer $t --no-cpu-baseline; done; done; done' ;;
       single-pass) run single-pass 300 bash -c 'for n in 2^24 2^28; do build/gpu/gpulab run scan --impl reference --stage single-pass --stage three-round --stage cub --n $n --reps 20; done' ;;
       gpu-slow) run gpu-slow 900 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]concurrent' ;;
       # The whole gpu-slow preset in two halves, one per GPU of a two-GPU machine (CUDA_VISIBLE_DEVICES).
       gpu-slow-testdata) run gpu-slow-testdata 1500 ctest --preset gpu-slow --output-on-failure -R 'autograder[.]testdata' ;;
       gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
-      *) sum "unknown step $s (steps: build ctest-gpu concurrent classes selfgrade measure-LAB batch reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass)" ;;
+      *) sum "unknown step $s (steps: build ctest-gpu concurrent classes selfgrade measure-LAB batch reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers)" ;;
     esac
   done
   sum "steps done"

@@ -94,6 +94,10 @@ function(gpulab_add_lab lab)
     set_tests_properties(${lab}.starter.todo-names-file PROPERTIES LABELS "gpu;${lab}" SKIP_RETURN_CODE 77
                          PASS_REGULAR_EXPRESSION "TODO: write it in labs/${lab}/[a-z_]+\\.cu")
   endif()
+  # The GPU-only timer (run --timer events, common/include/gpulab/timing.hpp) on every stage.
+  add_test(NAME ${lab}.runner.timer-events COMMAND gpulab-${lab}-${test_impl} run --where gpu --reps 2 --warmup 1
+           --timer events --require-gpu)
+  set_tests_properties(${lab}.runner.timer-events PROPERTIES LABELS "gpu;${lab}" SKIP_RETURN_CODE 77)
   # The grader's timing runs: --no-cpu-baseline leaves the CPU stage out (no "vs CPU" number).
   add_test(NAME ${lab}.runner.no-cpu-baseline COMMAND gpulab-${lab}-${test_impl} run --where gpu --reps 1 --warmup 0
            --no-cpu-baseline --require-gpu --format json)

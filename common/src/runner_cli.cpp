@@ -53,6 +53,7 @@ struct CommonOptions {
   std::vector<std::string> params;
   int reps = 10, warmup = 2;
   bool no_flush = false;
+  std::string timer = "sync";
   std::string format = "table";
   bool require_gpu = false;
 };
@@ -67,6 +68,11 @@ void add_common_options(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--reps", o.reps, "timed repetitions (the median is reported)")->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_option("--warmup", o.warmup, "untimed runs before timing")->capture_default_str()->check(CLI::Range(0, 1000));
   cmd->add_flag("--no-flush", o.no_flush, "do not flush the L2 between repetitions");
+  cmd->add_option("--timer", o.timer,
+                  "GPU timer: sync (events around the body and a device synchronisation) or events "
+                  "(a lead-in kernel, events around the body: the GPU's time only; see timing.hpp)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sync", "events"}));
   cmd->add_option("--format", o.format, "output: table, csv or json")->capture_default_str();
   cmd->add_flag("--require-gpu", o.require_gpu,
                 "exit 77 (ctest: skipped) when there is no GPU; with GPULAB_REQUIRE_GPU=1, fail instead");
@@ -108,6 +114,7 @@ MeasureOptions make_measure(const CommonOptions& o) {
   m.repetitions = o.reps;
   m.warmup = o.warmup;
   m.flush_l2 = !o.no_flush;
+  m.clock = o.timer == "events" ? GpuClock::stream_events : GpuClock::device_sync;
   return m;
 }
 

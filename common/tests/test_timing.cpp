@@ -95,4 +95,35 @@ TEST_CASE("GPU: the GPU timer measures device work", "[gpu][timing]") {
   const auto s = gpulab::measure_gpu([&] { d.zero(); });
   CHECK(s.median_ms > 0);
   CHECK(s.samples_ms.size() == 10);
+
+  SECTION("GpuClock::stream_events") {
+    gpulab::MeasureOptions events;
+    events.clock = gpulab::GpuClock::stream_events;
+    const auto e = gpulab::measure_gpu([&] { d.zero(); }, {}, events);
+    CHECK(e.median_ms > 0.9 * s.median_ms - 0.01);
+    CHECK(e.median_ms <= s.median_ms * 1.05);
+    SECTION("work on a stream created with default flags counts") {
+      cudaStream_t other = nullptr;
+      GPULAB_CUDA_CHECK(cudaStreamCreate(&other));
+      const auto t = gpulab::measure_gpu([&] { GPULAB_CUDA_CHECK(cudaMemsetAsync(d.data(), 1, d.size(), other)); },
+                                         {}, events);
+      GPULAB_CUDA_CHECK(cudaStreamDestroy(other));
+      CHECK(t.median_ms > 0.5 * s.median_ms);
+    }
+    SECTION("work hidden on a non-blocking stream counts (up to the fence)") {
+      cudaStream_t side = nullptr;
+      GPULAB_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+      const auto t = gpulab::measure_gpu([&] { GPULAB_CUDA_CHECK(cudaMemsetAsync(d.data(), 2, d.size(), side)); },
+                                         {}, events);
+      GPULAB_CUDA_CHECK(cudaStreamDestroy(side));
+      CHECK(t.median_ms > 0.5 * s.median_ms);
+    }
+    SECTION("the host's launch and wake-up latencies are not timed") {
+      // An empty body: the two events back to back (device_sync measures its synchronisation).
+      const auto empty = gpulab::measure_gpu([] {}, {}, events);
+      const auto synced = gpulab::measure_gpu([] {});
+      CHECK(empty.median_ms < 0.004);
+      CHECK(empty.median_ms < synced.median_ms);
+    }
+  }
 }
