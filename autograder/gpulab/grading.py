@@ -391,7 +391,7 @@ class Grader:
         hidden folder (e.g. the GPU machine's .deps/ inside the course)."""
         cache = read_cmake_cache(slot.build)
         named = [Path(v) for key in INHERITED for v in cache.get(key, "").split(";") if v.startswith("/")]
-        readable = [slot.src] + self.sandbox.hidden_paths(named)
+        readable = [slot.src] + ([slot.prebuilt] if slot.prebuilt.is_dir() else []) + self.sandbox.hidden_paths(named)
         return lambda argv, timeout: self.sandbox.build(argv, timeout, slot.build, readable)
 
 

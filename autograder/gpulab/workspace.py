@@ -34,6 +34,27 @@ INHERITED = ("CMAKE_PREFIX_PATH", "CMAKE_CUDA_ARCHITECTURES", "CMAKE_BUILD_TYPE"
              "nlohmann_json_DIR", "CLI11_DIR")
 
 
+PREBUILT_KEY = "GPULAB_PREBUILT_COMMON"   # common/CMakeLists.txt
+COMMON_ARCHIVE = Path("common") / "libgpulab_common.a"
+
+
+def prebuilt_candidate(calling_build: Path | None, cache: dict[str, str], course_src: Path) -> Path | None:
+    """The calling build's libgpulab_common.a when a slot may link it instead of compiling common/
+    (the same sources, the same compiler settings), else None: it must exist (the instructor built
+    the course), come from this course tree, and be compiled without device debug or extra flags
+    (the slot would otherwise link code built otherwise than its own)."""
+    if calling_build is None or not (calling_build / COMMON_ARCHIVE).is_file():
+        return None
+    if cache.get("GPULAB_DEVICE_DEBUG", "OFF").upper() in ("ON", "1", "TRUE", "YES", "Y"):
+        return None
+    if any(cache.get(k, "").strip() for k in ("CMAKE_CXX_FLAGS", "CMAKE_CUDA_FLAGS", PREBUILT_KEY)):
+        return None
+    home = cache.get("CMAKE_HOME_DIRECTORY")
+    if not home or os.path.realpath(home) != os.path.realpath(course_src):
+        return None
+    return calling_build / COMMON_ARCHIVE
+
+
 def configure_args(cache: dict[str, str]) -> list[str]:
     """-D options that make the workspace build like the calling build (minus warnings-as-errors:
     a student's warning is not a compile error)."""
@@ -78,21 +99,26 @@ class Slot:
     """One workspace copy: <work>/slot-<i>/{course,build}. Only the process (or batch thread) that
     holds the slot's lock (Workspace.slot) touches it."""
 
-    def __init__(self, course_src: Path, root: Path, cache: dict[str, str]) -> None:
+    def __init__(self, course_src: Path, root: Path, cache: dict[str, str], calling_build: Path | None = None) -> None:
         self.course_src = course_src
         self.root = root
         self.src = root / "course"
         self.build = root / "build"
+        self.prebuilt = root / "prebuilt"   # the calling build's libgpulab_common.a, copied (read-only in the jail)
         self.cache = cache
+        self.calling_build = calling_build
         self.note = ""   # why this slot had to be rebuilt from scratch (goes into the grade's notes)
         self._protected: set[str] | None = None
 
     def prepare(self, fingerprint: str) -> None:
         """Exports the handout and configures it, unless this slot already holds this exact course
         (see ownership.py); a slot made elsewhere (copied, moved, another checkout) is rebuilt."""
-        stamp = ownership.stamp(self.root, self.course_src, fingerprint, configure_args(self.cache))
+        calling_lib = prebuilt_candidate(self.calling_build, self.cache, self.course_src)
+        copied = self.prebuilt / COMMON_ARCHIVE.name
+        args = self._configure_args(copied if calling_lib else None)
+        stamp = ownership.stamp(self.root, self.course_src, fingerprint, args)
         verdict = ownership.check(self.root, self.build, stamp)
-        if verdict.current:
+        if verdict.current and (calling_lib is None or copied.is_file()):
             return
         self.note = verdict.foreign
         if verdict.foreign:
@@ -103,12 +129,50 @@ class Slot:
         self.root.mkdir(parents=True, exist_ok=True)
         ownership.clear(self.root)   # a half-made slot must not pass for a finished one
         handout.export(self.course_src, self.src)
-        res = proc.run(proc.background(["cmake", "-S", str(self.src), "-B", str(self.build)] + configure_args(self.cache)),
+        if calling_lib is not None and not self._take_prebuilt(calling_lib, copied):
+            args = self._configure_args(None)
+            stamp = ownership.stamp(self.root, self.course_src, fingerprint, args)
+        res = proc.run(proc.background(["cmake", "-S", str(self.src), "-B", str(self.build)] + args),
                        timeout=CONFIGURE_TIMEOUT)
         if not res.ok:
             raise GpulabError("gpulab grade: the pristine course does not configure in the grading workspace "
                               f"{self.root}:\n{trim_compiler_output(res.stdout + res.stderr)}", EXIT_INTERNAL)
         ownership.write(self.root, stamp)
+
+    def _configure_args(self, prebuilt: Path | None) -> list[str]:
+        """The calling build's settings, and the prebuilt common library or explicitly none (a
+        cache entry would otherwise outlive the slot's next configure)."""
+        return configure_args(self.cache) + [f"-D{PREBUILT_KEY}={prebuilt or ''}"]
+
+    def _take_prebuilt(self, calling_lib: Path, dest: Path) -> bool:
+        """Brings the calling build's libgpulab_common.a up to date (in that build, taking turns
+        with other graders building there) and copies it into the slot, if the slot's common/ is
+        byte for byte the course's (the handout export strips solution blocks; common/ has none,
+        and a library built from other sources is never linked). False: compile common/ here."""
+        course_common = [rel for rel in handout.exported_files(self.course_src) if rel.parts[:1] == ("common",)]
+        for rel in course_common:
+            mine = self.src / handout.destination(rel)
+            try:
+                if not mine.is_file() or mine.read_bytes() != (self.course_src / rel).read_bytes():
+                    return False
+            except OSError:
+                return False
+        build = calling_lib.parents[1]
+        with locks.held(build / "grading-build.lock"):
+            res = proc.run(proc.background(["cmake", "--build", str(build), "--target", "gpulab_common"]),
+                           timeout=BUILD_TIMEOUT)
+            if not res.ok or not calling_lib.is_file():
+                return False
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.with_name(dest.name + ".tmp")
+            shutil.copy2(calling_lib, tmp)
+            os.replace(tmp, dest)
+        return True
+
+    def common_archive(self) -> Path:
+        """The common library the slot's runners link: compiled here, or the prebuilt copy."""
+        here = self.build / COMMON_ARCHIVE
+        return here if here.is_file() else self.prebuilt / COMMON_ARCHIVE.name
 
     def restore(self, lab: str, files: list[str]) -> None:
         """Puts the handout's version of a lab's student files back."""
@@ -159,7 +223,7 @@ class Slot:
         if not objects:
             return [], "symbol check not run (student objects not found)"
         if self._protected is None:
-            archive = self.build / "common" / "libgpulab_common.a"
+            archive = self.common_archive()
             self._protected = symbols.strong_definitions(archive) if archive.is_file() else set()
         return symbols.check_objects(objects, self._protected)
 
@@ -175,6 +239,7 @@ class Workspace:
     def __init__(self, course_src: Path, work: Path, calling_build: Path | None, slots: int = 1,
                  grow: bool = True, log: Callable[[str], None] = lambda msg: None) -> None:
         self.cache = read_cmake_cache(calling_build) if calling_build else {}
+        self.calling_build = calling_build
         self.course_src = course_src
         self.work = work
         self.fixed = max(1, slots)
@@ -197,7 +262,7 @@ class Workspace:
                 root = self.work / f"slot-{i}"
                 lock = locks.FileLock(root / LOCK_NAME)
                 if lock.acquire(wait=False):
-                    return Slot(self.course_src, root, self.cache), lock
+                    return Slot(self.course_src, root, self.cache, self.calling_build), lock
             if waited == 0.0:
                 first = locks.FileLock(self.work / "slot-0" / LOCK_NAME).holder()
                 self.log(f"waiting for a free grading workspace slot in {self.work} (all {self.limit} in use"

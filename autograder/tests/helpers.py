@@ -117,6 +117,7 @@ class FakeSlot:
         self.note = ""
         self.src.mkdir(parents=True, exist_ok=True)
         self.build = root / "ws-build"
+        self.prebuilt = root / "ws-prebuilt"
 
     def build_student(self, lab: str, files: list[str], contents: dict[str, bytes], dest: Path,
                       run=None) -> BuildResult:
