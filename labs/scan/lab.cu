@@ -4,10 +4,6 @@
 // the CPU. Do not edit.
 #include <cuda_runtime.h>
 
-#include <cub/device/device_scan.cuh>
-#include <cub/device/device_select.cuh>
-#include <thrust/execution_policy.h>
-#include <thrust/scan.h>
 
 #include <algorithm>
 #include <memory>
@@ -130,15 +126,12 @@ Instance student_scan(const Problem& p, StudentScanFn fn) {
   return std::make_unique<DeviceScan>(p, [fn, ws](const int* in, int* out, std::size_t n) { fn(in, out, n, ws->fresh()); });
 }
 
-// CUB's single-pass scan (decoupled look-back); its temporary storage is allocated here, untimed.
+// CUB's single-pass scan (decoupled look-back, scan_cub.cu); its temporary storage is allocated
+// here, untimed.
 Instance cub_scan(const Problem& p) {
-  std::size_t bytes = 0;
-  GPULAB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const int*>(nullptr),
-                                                  static_cast<int*>(nullptr), static_cast<int>(p.n)));
-  auto temp = std::make_shared<DeviceBuffer<unsigned char>>(std::max<std::size_t>(bytes, 16));
+  auto temp = std::make_shared<DeviceBuffer<unsigned char>>(std::max<std::size_t>(scan::cub_exclusive_sum_bytes(p.n), 16));
   return std::make_unique<DeviceScan>(p, [temp](const int* in, int* out, std::size_t n) {
-    std::size_t size = temp->size();
-    GPULAB_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp->data(), size, in, out, static_cast<int>(n)));
+    scan::cub_exclusive_sum(temp->data(), temp->size(), in, out, n);
   });
 }
 
@@ -241,18 +234,10 @@ class DeviceCompact final : public Compact<Where::gpu> {
   Call call_;
 };
 
-struct NonZero {
-  __host__ __device__ bool operator()(int x) const { return x != 0; }
-};
-
 Instance cub_compact(const Problem& p) {
-  std::size_t bytes = 0;
-  GPULAB_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, static_cast<const int*>(nullptr), static_cast<int*>(nullptr),
-                                          static_cast<int*>(nullptr), static_cast<int>(p.n), NonZero{}));
-  auto temp = std::make_shared<DeviceBuffer<unsigned char>>(std::max<std::size_t>(bytes, 16));
+  auto temp = std::make_shared<DeviceBuffer<unsigned char>>(std::max<std::size_t>(scan::cub_select_nonzero_bytes(p.n), 16));
   return std::make_unique<DeviceCompact>(p, [temp](const int* in, int* out, int* count, std::size_t n) {
-    std::size_t size = temp->size();
-    GPULAB_CUDA_CHECK(cub::DeviceSelect::If(temp->data(), size, in, out, count, static_cast<int>(n), NonZero{}));
+    scan::cub_select_nonzero(temp->data(), temp->size(), in, out, count, n);
   });
 }
 
@@ -362,9 +347,7 @@ std::vector<Stage> make_stages() {
       // Thrust allocates its temporary storage inside the call, as a user of thrust::exclusive_scan pays.
       make_baseline("thrust", "thrust::exclusive_scan (allocates inside)", Where::gpu, "CCCL",
                     [](const Problem& p) -> Instance {
-                      return std::make_unique<DeviceScan>(p, [](const int* in, int* out, std::size_t n) {
-                        thrust::exclusive_scan(thrust::device, in, in + n, out);
-                      });
+                      return std::make_unique<DeviceScan>(p, &scan::thrust_exclusive_scan);
                     }),
       make_baseline("cub-compact", "cub::DeviceSelect::If (non-zero)", Where::gpu, "CCCL", cub_compact).takes({"zeros"}),
   };

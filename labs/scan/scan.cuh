@@ -105,4 +105,12 @@ void colored_exclusive_scan_conflict_free(const int* d_values, const std::uint8_
 // (one int on the device). d_out has room for n elements; what lies beyond count is not checked.
 void compact(const int* d_in, int* d_out, int* d_count, std::size_t n, ScanWorkspace& ws);
 
+// ---- baselines (provided, scan_cub.cu): CCCL, the library the scans are measured against -------
+
+std::size_t cub_exclusive_sum_bytes(std::size_t n);   // cub::DeviceScan::ExclusiveSum's temporary storage
+void cub_exclusive_sum(void* temp, std::size_t temp_bytes, const int* d_in, int* d_out, std::size_t n);
+void thrust_exclusive_scan(const int* d_in, int* d_out, std::size_t n);   // allocates inside the call
+std::size_t cub_select_nonzero_bytes(std::size_t n);  // cub::DeviceSelect::If's temporary storage
+void cub_select_nonzero(void* temp, std::size_t temp_bytes, const int* d_in, int* d_out, int* d_count, std::size_t n);
+
 }  // namespace scan
