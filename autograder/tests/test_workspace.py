@@ -126,6 +126,60 @@ class SlotOwnershipTest(WorkspaceCase):
         self.assertIn("waiting for a free grading workspace slot", err_a + err_b)
 
 
+class PrebuiltCommonTest(WorkspaceCase):
+    """A slot links the calling build's libgpulab_common.a instead of compiling common/ when that
+    library is this course's, compiled plainly; otherwise it compiles common/ itself."""
+
+    def setUp(self):
+        super().setUp()
+        (self.course.source / "common" / "src").mkdir(parents=True)
+        (self.course.source / "common" / "src" / "timing.cu").write_text("// the timer\n")
+        self.lib = self.course.build / "common" / "libgpulab_common.a"
+        self.lib.parent.mkdir(parents=True)
+        self.lib.write_bytes(b"!<arch>\nfake archive\n")
+        self.log = self.tmp / "common-builds.log"
+        self.set_cache()
+
+    def set_cache(self, **extra: str) -> None:
+        entries = {"CMAKE_GENERATOR:INTERNAL": "Ninja", "CMAKE_HOME_DIRECTORY:INTERNAL": str(self.course.source),
+                   "CMAKE_CXX_FLAGS:STRING": "", "GPULAB_DEVICE_DEBUG:BOOL": "OFF", **extra}
+        (self.course.build / "CMakeCache.txt").write_text("".join(f"{k}={v}\n" for k, v in entries.items()))
+
+    def prebuilt_of_a_new_slot(self, **env_values: str) -> tuple[str, Path]:
+        """(the slot's GPULAB_PREBUILT_COMMON, the archive its symbol check reads)."""
+        ws = Workspace(self.course.source, self.tmp / "work", self.course.build, 1)
+        with env(FAKE_CMAKE_COMMON_LOG=str(self.log), **env_values), ws.slot() as slot:
+            cache = (slot.build / "CMakeCache.txt").read_text()
+            value = next(l.split("=", 1)[1] for l in cache.splitlines() if l.startswith("GPULAB_PREBUILT_COMMON:"))
+            return value, slot.common_archive()
+
+    def test_a_slot_links_the_calling_builds_library(self):
+        value, archive = self.prebuilt_of_a_new_slot()
+        self.assertEqual(value, str(self.tmp / "work" / "slot-0" / "prebuilt" / "libgpulab_common.a"))
+        self.assertEqual(Path(value).read_bytes(), self.lib.read_bytes())
+        self.assertEqual(archive, Path(value))
+        self.assertEqual(self.log.read_text().split(), [str(self.course.build)], "brought up to date first")
+        # The next grade finds the slot as it left it: no new configure, no new copy.
+        self.assertEqual(self.prebuilt_of_a_new_slot()[0], value)
+        self.assertEqual(len(self.log.read_text().split()), 1)
+
+    def test_not_a_library_built_with_other_flags_or_device_debug(self):
+        for extra in ({"CMAKE_CXX_FLAGS:STRING": "-fsanitize=address"}, {"GPULAB_DEVICE_DEBUG:BOOL": "ON"},
+                      {"CMAKE_HOME_DIRECTORY:INTERNAL": "/another/course"}):
+            with self.subTest(extra=extra):
+                shutil.rmtree(self.tmp / "work", ignore_errors=True)
+                self.set_cache(**extra)
+                self.assertEqual(self.prebuilt_of_a_new_slot()[0], "")
+
+    def test_not_when_the_handouts_common_differs(self):
+        (self.course.source / "common" / "src" / "timing.cu").write_text(
+            "// BEGIN SOLUTION\nint secret;\n// END SOLUTION\n")
+        self.assertEqual(self.prebuilt_of_a_new_slot()[0], "")
+
+    def test_not_when_the_calling_build_cannot_build_it(self):
+        self.assertEqual(self.prebuilt_of_a_new_slot(FAKE_CMAKE_COMMON_FAILS="1")[0], "")
+
+
 class SlotIdentityTest(WorkspaceCase):
     def test_a_copied_workspace_is_rebuilt_not_used(self):
         """`cp -a` of a grading workspace: its build files still name the original's course

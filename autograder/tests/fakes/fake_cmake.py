@@ -30,11 +30,13 @@ def _arg(args: list[str], flag: str) -> str | None:
     return args[args.index(flag) + 1] if flag in args else None
 
 
-def configure(src: Path, build: Path) -> int:
+def configure(src: Path, build: Path, defines: list[str] = ()) -> int:
     build.mkdir(parents=True, exist_ok=True)
     (build / "CMakeCache.txt").write_text(f"CMAKE_CACHEFILE_DIR:INTERNAL={build.resolve()}\n"
                                           f"CMAKE_HOME_DIRECTORY:INTERNAL={src.resolve()}\n"
-                                          "CMAKE_GENERATOR:INTERNAL=Ninja\n")
+                                          "CMAKE_GENERATOR:INTERNAL=Ninja\n"
+                                          + "".join(f"{d[2:].split('=')[0]}:STRING={d.split('=', 1)[1]}\n"
+                                                    for d in defines if d.startswith("-D") and "=" in d))
     (build / "build.ninja").write_text(json.dumps({"source": str(src.resolve()), "build": str(build.resolve())}))
     return 0
 
@@ -84,12 +86,23 @@ def build_target(build: Path, target: str) -> int:
     return 0
 
 
+def build_common(build: Path) -> int:
+    """The calling build's gpulab_common (a workspace slot may link it): it stays as it is, its
+    build is logged (FAKE_CMAKE_COMMON_LOG), and FAKE_CMAKE_COMMON_FAILS=1 makes it fail."""
+    if os.environ.get("FAKE_CMAKE_COMMON_LOG"):
+        with open(os.environ["FAKE_CMAKE_COMMON_LOG"], "a") as f:
+            f.write(f"{build}\n")
+    return 1 if os.environ.get("FAKE_CMAKE_COMMON_FAILS") == "1" else 0
+
+
 def main() -> int:
     args = sys.argv[1:]
+    if "--build" in args and _arg(args, "--target") == "gpulab_common":
+        return build_common(Path(_arg(args, "--build")))
     if "--build" in args:
         return build_target(Path(_arg(args, "--build")), _arg(args, "--target") or "")
     if "-S" in args and "-B" in args:
-        return configure(Path(_arg(args, "-S")), Path(_arg(args, "-B")))
+        return configure(Path(_arg(args, "-S")), Path(_arg(args, "-B")), [a for a in args if a.startswith("-D")])
     print(f"fake cmake: unsupported arguments {args}", file=sys.stderr)
     return 2
 
