@@ -3,7 +3,11 @@
 //       ./build/ci/labs/reduction/test-reduction-reference "[.bank-matrix]"   (the handout's drawings)
 #include <climits>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "gpulab/testing.hpp"
@@ -310,6 +314,41 @@ TEST_CASE("bank model: whole-run predictions, what Nsight Compute should count",
   // A small run where the grid is set by n, not by the GPU: 2^18 ints, 2048 rows, 8 rows per
   // warp, 256 warps = 32 blocks of 8 warps: 256 x (8 + 5) x 2.
   CHECK(m::predicted_excess_wavefronts(S::pipeline_heap, std::size_t{1} << 18, s) == 256L * 13 * 2);
+}
+
+TEST_CASE("bank model: equal to Nsight Compute's counts of the GPU run (results/bank-ncu.csv)", "[cpu][bank-model]") {
+  // The committed counts of `gpulab measure reduction` on an H200 (2026-11-23): "L1 Wavefronts
+  // Shared Excessive" of one run at n = 65536, int32 sum, every block size. The model must predict
+  // each of them exactly, conflicted stages and conflict-free ones alike.
+  const auto csv = std::filesystem::path(__FILE__).parent_path().parent_path() / "results" / "bank-ncu.csv";
+  std::ifstream in(csv);
+  REQUIRE(in.good());
+  std::string line;
+  std::getline(in, line);
+  REQUIRE(line == "stage,block,n,excess_wavefronts,wavefronts");
+  int rows = 0, conflicted = 0;
+  while (std::getline(in, line)) {
+    std::stringstream fields(line);
+    std::string stage, block, n, excess;
+    std::getline(fields, stage, ',');
+    std::getline(fields, block, ',');
+    std::getline(fields, n, ',');
+    std::getline(fields, excess, ',');
+    INFO(line);
+    const auto which = m::parse_stage(stage);
+    REQUIRE(which);
+    m::Shape shape;
+    shape.block = std::stoi(block);
+    CHECK(m::predicted_excess_wavefronts(*which, std::stoull(n), shape) == std::stol(excess));
+    ++rows;
+    conflicted += std::stol(excess) > 0;
+  }
+  CHECK(rows == 25);        // 5 stages x blocks 64 ... 1024
+  CHECK(conflicted == 10);  // tree-interleaved and pipeline-heap at every block
+  // And at n = 2^18, block 256 (the same GPU, the bench's ncu step, RESULTS.md).
+  const m::Shape s;
+  CHECK(m::predicted_excess_wavefronts(m::Stage::tree_interleaved, std::size_t{1} << 18, s) == 53865);
+  CHECK(m::predicted_excess_wavefronts(m::Stage::pipeline_heap, std::size_t{1} << 18, s) == 6656);
 }
 
 TEST_CASE("draw the bank matrices of the handout", "[.bank-matrix]") {
