@@ -2,6 +2,7 @@
 isolation of crashes and hangs, forged output, compile errors, no GPU, and the output formats."""
 
 import json
+import re
 import unittest
 
 from gpulab import report
@@ -158,6 +159,14 @@ class GradingTest(TempDir, unittest.TestCase):
         self.assertLessEqual(sum(lab.phases.values()), lab.seconds + 1e-6)
         self.assertRegex(report.console(sub).splitlines()[-1], r"^scan: time: lint \d+\.\d s, workspace \d+\.\d s, build .* \(total ")
         self.assertIn("phases", json.dumps(sub.to_json()))
+        # Where the correctness phase went, case by case; hidden cases by number, not by size.
+        times = (self.tmp / "out" / "logs" / "scan" / "correctness-times.txt").read_text()
+        lines = times.splitlines()
+        self.assertRegex(lines[0], r"^\d+ cases, \d+ at a time$")
+        self.assertEqual(len(lines) - 1, int(lines[0].split()[0]))
+        self.assertTrue(all(re.search(r"s  (hidden case \d+|case [^:]+): student \d+\.\d s", l)
+                            for l in lines[1:]), times)
+        self.assertTrue(any("hidden case" in l for l in lines[1:]), times)
 
     def test_batch_times_the_references_while_its_first_rows_build(self):
         log = self.tmp / "devices.log"

@@ -37,8 +37,11 @@ def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
         if runnable:
             jobs.append((case, runnable))
     timeout = lr.options.case_timeout or lr.rubric.case_timeout
+    spent: list[dict[str, float]] = [{} for _ in jobs]
     with ThreadPoolExecutor(max_workers=lr.parallel) as pool:
-        done = list(pool.map(lambda job: run_verified_case(lr, job[0], job[1], timeout), jobs))
+        done = list(pool.map(lambda i: run_verified_case(lr, jobs[i][0], jobs[i][1], timeout, spent[i]),
+                             range(len(jobs))))
+    write_case_times(lr, [case for case, _ in jobs], spent)
     for (case, _), results in zip(jobs, done):
         for s, cr in results.items():
             slot = next(i for i, c in enumerate(out[s]) if c is None)
@@ -46,17 +49,36 @@ def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
     return {s: [c for c in v if c is not None] for s, v in out.items()}
 
 
-def run_verified_case(lr: LabRun, case: Case, stages: list[str], timeout: float) -> dict[str, CaseResult]:
+def write_case_times(lr: LabRun, cases: list[Case], spent: list[dict[str, float]]) -> None:
+    """logs/<lab>/correctness-times.txt: where the phase's time went, case by case, longest first
+    (hidden cases by number only: the log is the instructor's, but it names no hidden size)."""
+    rows = []
+    for i, (case, t) in enumerate(zip(cases, spent)):
+        name = f"hidden case {i + 1}" if case.hidden else f"case {case.name}"
+        rows.append((sum(t.values()), f"{sum(t.values()):8.1f} s  {name}: "
+                     + ", ".join(f"{k} {v:.1f} s" for k, v in t.items()) + "\n"))
+    lr.logs.mkdir(parents=True, exist_ok=True)
+    (lr.logs / "correctness-times.txt").write_text(
+        f"{len(cases)} cases, {lr.parallel} at a time\n" + "".join(r for _, r in sorted(rows, reverse=True)),
+        encoding="utf-8")
+
+
+def run_verified_case(lr: LabRun, case: Case, stages: list[str], timeout: float,
+                      spent: dict[str, float] | None = None) -> dict[str, CaseResult]:
     """run_case, then (when the runners support it) every pass is re-decided by the reference
-    runner from the output the student process saved: a verdict no student code takes part in."""
+    runner from the output the student process saved: a verdict no student code takes part in.
+    `spent` gets the seconds of the student's runs and of the reference's verdict."""
+    spent = {} if spent is None else spent
     if lr.verifier is None:
-        return run_case(lr, case, stages, timeout)
+        with scoring.add_time(spent, "student"):
+            return run_case(lr, case, stages, timeout)
     save = lr.sandbox.mkdtemp("gpulab-out-")
     checked = Path(tempfile.mkdtemp(prefix="gpulab-verify-"))
     try:
         if lr.sandbox.user:
             os.chown(save, *lr.sandbox.user)
-        results = run_case(lr, case, stages, timeout, save)
+        with scoring.add_time(spent, "student"):
+            results = run_case(lr, case, stages, timeout, save)
         passed = [s for s, r in results.items() if r.status == PASS]
         if passed:
             # The trusted reference reads copies of the regular files only: a link the student
@@ -65,8 +87,9 @@ def run_verified_case(lr: LabRun, case: Case, stages: list[str], timeout: float)
             argv = [str(lr.verifier), "verify"]
             for s in passed:
                 argv += ["--stage", s]
-            res = proc.run(argv + case.runner_args() + ["--output-dir", str(checked), "--format", "json"],
-                           timeout=max(timeout, 60))
+            with scoring.add_time(spent, "verify"):
+                res = proc.run(argv + case.runner_args() + ["--output-dir", str(checked), "--format", "json"],
+                               timeout=max(timeout, 60))
             doc = parse_runner_json(res.stdout)
             for s in passed:
                 row = stage_result(doc, s)
