@@ -23,7 +23,7 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
-from gpulab import gpulock, locks, proc, report, scoring, shipped_reference, submission, tools
+from gpulab import gpulock, proc, report, scoring, shipped_reference, submission, tools
 from gpulab.checks import LabRun, Options, conflicts, correctness, library, performance, sanitizers
 from gpulab.errors import GpulabError
 from gpulab.lint import forbidden_constructs
@@ -32,7 +32,7 @@ from gpulab.rubric import Rubric, load_rubric
 from gpulab.runner_doc import Expect
 from gpulab.sandbox import Sandbox
 from gpulab.scoring import FAIL, Check, LabGrade, ManualResult, StageGrade, SubmissionGrade
-from gpulab.workspace import INHERITED, Workspace, read_cmake_cache
+from gpulab.workspace import INHERITED, Workspace, build_calling_target, read_cmake_cache
 
 __all__ = ["Grader", "Options"]
 
@@ -118,10 +118,7 @@ class Grader:
                 # do not start a build in the calling tree.
                 ref = existing if existing.is_file() else None
             else:
-                # Another `gpulab grade` may be building in this tree too: two ninjas in one
-                # build tree race on its outputs and logs, so they take turns (locks.py).
-                with locks.held(self.build / "grading-build.lock"):
-                    res = proc.run(["cmake", "--build", str(self.build), "--target", existing.name], timeout=900)
+                res = build_calling_target(self.build, existing.name)
                 if existing.is_file():
                     ref = existing
                     if not res.ok:

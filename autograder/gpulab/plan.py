@@ -91,7 +91,8 @@ def _measured(out: Path) -> tuple[dict[str, list[float]], list[float]]:
         labs = [l for l in doc.get("labs", []) if isinstance(l, dict) and l.get("status") == "graded"]
         for l in labs:
             # Not GPU time: the build, and the wait for (or the first set-up of) a workspace slot.
-            waited = (l.get("phases") or {}).get("workspace", 0) if isinstance(l.get("phases"), dict) else 0
+            phases = l.get("phases")
+            waited = phases.get("workspace", 0) if isinstance(phases, dict) else 0
             gpu.setdefault(str(l.get("lab")), []).append(
                 max(0.0, float(l.get("seconds", 0)) - float(l.get("build_seconds", 0)) - float(waited)))
         if labs:

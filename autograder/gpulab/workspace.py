@@ -38,6 +38,14 @@ PREBUILT_KEY = "GPULAB_PREBUILT_COMMON"   # common/CMakeLists.txt
 COMMON_ARCHIVE = Path("common") / "libgpulab_common.a"
 
 
+def build_calling_target(build: Path, target: str, timeout: float = BUILD_TIMEOUT) -> proc.Result:
+    """Builds a target of the calling build (the reference runner, the common library). Another
+    `gpulab grade` may be building in that tree too: two ninjas in one build tree race on its
+    outputs and logs, so they take turns (locks.py)."""
+    with locks.held(build / "grading-build.lock"):
+        return proc.run(proc.background(["cmake", "--build", str(build), "--target", target]), timeout=timeout)
+
+
 def prebuilt_candidate(calling_build: Path | None, cache: dict[str, str], course_src: Path) -> Path | None:
     """The calling build's libgpulab_common.a when a slot may link it instead of compiling common/
     (the same sources, the same compiler settings), else None: it must exist (the instructor built
@@ -157,16 +165,13 @@ class Slot:
                     return False
             except OSError:
                 return False
-        build = calling_lib.parents[1]
-        with locks.held(build / "grading-build.lock"):
-            res = proc.run(proc.background(["cmake", "--build", str(build), "--target", "gpulab_common"]),
-                           timeout=BUILD_TIMEOUT)
-            if not res.ok or not calling_lib.is_file():
-                return False
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name(dest.name + ".tmp")
-            shutil.copy2(calling_lib, tmp)
-            os.replace(tmp, dest)
+        res = build_calling_target(calling_lib.parents[1], "gpulab_common")
+        if not res.ok or not calling_lib.is_file():
+            return False
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(dest.name + ".tmp")
+        shutil.copy2(calling_lib, tmp)
+        os.replace(tmp, dest)
         return True
 
     def common_archive(self) -> Path:

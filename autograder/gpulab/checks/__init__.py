@@ -64,6 +64,19 @@ class LabRun:
     # None times the reference afresh.
     reference_times: Callable[[list[str]], dict[str, tuple[float | None, str]]] | None = None
 
+    def write_times(self, phase: str, parts: dict[str, float | dict[str, float]], header: str = "") -> None:
+        """logs/<lab>/<phase>-times.txt: where a phase's time went, longest first; a part given as
+        {sub-part: seconds} is listed with them."""
+        rows = []
+        for name, t in parts.items():
+            total = sum(t.values()) if isinstance(t, dict) else t
+            detail = (": " + ", ".join(f"{k} {v:.1f} s" for k, v in t.items())) if isinstance(t, dict) else ""
+            rows.append((total, f"{total:8.1f} s  {name}{detail}\n"))
+        self.logs.mkdir(parents=True, exist_ok=True)
+        (self.logs / f"{phase}-times.txt").write_text(
+            (header + "\n" if header else "") + "".join(r for _, r in sorted(rows, key=lambda r: -r[0])),
+            encoding="utf-8")
+
     def gate(self, sg: StageGrade, name: str, pts: float, on_gpu: bool, need_all: bool = False) -> Check | None:
         """The outcome when a check cannot or need not run: no GPU, TODO, nothing works, or turned
         off on the command line."""

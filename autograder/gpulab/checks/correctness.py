@@ -41,26 +41,15 @@ def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
     with ThreadPoolExecutor(max_workers=lr.parallel) as pool:
         done = list(pool.map(lambda i: run_verified_case(lr, jobs[i][0], jobs[i][1], timeout, spent[i]),
                              range(len(jobs))))
-    write_case_times(lr, [case for case, _ in jobs], spent)
+    # Hidden cases by number only: the log is the instructor's, but it names no hidden size.
+    lr.write_times("correctness", {f"hidden case {i + 1}" if case.hidden else f"case {case.name}": t
+                                   for i, ((case, _), t) in enumerate(zip(jobs, spent))},
+                   header=f"{len(jobs)} cases, {lr.parallel} at a time")
     for (case, _), results in zip(jobs, done):
         for s, cr in results.items():
             slot = next(i for i, c in enumerate(out[s]) if c is None)
             out[s][slot] = cr
     return {s: [c for c in v if c is not None] for s, v in out.items()}
-
-
-def write_case_times(lr: LabRun, cases: list[Case], spent: list[dict[str, float]]) -> None:
-    """logs/<lab>/correctness-times.txt: where the phase's time went, case by case, longest first
-    (hidden cases by number only: the log is the instructor's, but it names no hidden size)."""
-    rows = []
-    for i, (case, t) in enumerate(zip(cases, spent)):
-        name = f"hidden case {i + 1}" if case.hidden else f"case {case.name}"
-        rows.append((sum(t.values()), f"{sum(t.values()):8.1f} s  {name}: "
-                     + ", ".join(f"{k} {v:.1f} s" for k, v in t.items()) + "\n"))
-    lr.logs.mkdir(parents=True, exist_ok=True)
-    (lr.logs / "correctness-times.txt").write_text(
-        f"{len(cases)} cases, {lr.parallel} at a time\n" + "".join(r for _, r in sorted(rows, reverse=True)),
-        encoding="utf-8")
 
 
 def run_verified_case(lr: LabRun, case: Case, stages: list[str], timeout: float,

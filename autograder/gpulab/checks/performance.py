@@ -46,9 +46,7 @@ def run(lr: LabRun) -> None:
         with scoring.add_time(spent, "ncu kernel times (cross-check)"):
             profile_stages(lr, [s for s in ids if t_ref[s][0] is not None and t_student[s][0] is not None],
                            lr.rubric.performance.size.arg)
-    lr.logs.mkdir(parents=True, exist_ok=True)
-    (lr.logs / "performance-times.txt").write_text(
-        "".join(f"{v:8.1f} s  {k}\n" for k, v in spent.items()), encoding="utf-8")
+    lr.write_times("performance", spent)
     for sp in eligible:
         (tr, why_ref), (t, why) = t_ref[sp.id], t_student[sp.id]
         if tr is None:
