@@ -78,6 +78,7 @@ std::optional<DeviceInfo> query_device() {
   info.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
   // CUDA 13 dropped the clock fields from cudaDeviceProp; the attributes remain.
   info.memory_clock_khz = attribute(cudaDevAttrMemoryClockRate, d);
+  info.sm_clock_khz = attribute(cudaDevAttrClockRate, d);
   info.memory_bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, d);
   return info;
 }

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "gpulab/cuda_check.hpp"
+#include "gpulab/device_info.hpp"
 #include "gpulab/timing.hpp"
 
 namespace gpulab {
@@ -10,19 +11,28 @@ namespace gpulab {
 GpuTimer::GpuTimer(cudaStream_t stream) : stream_(stream) {
   GPULAB_CUDA_CHECK(cudaEventCreate(&start_));
   GPULAB_CUDA_CHECK(cudaEventCreate(&stop_));
+  GPULAB_CUDA_CHECK(cudaEventCreate(&fence_));
 }
 GpuTimer::~GpuTimer() {
   cudaEventDestroy(start_);
   cudaEventDestroy(stop_);
+  cudaEventDestroy(fence_);
 }
 void GpuTimer::start() { GPULAB_CUDA_CHECK(cudaEventRecord(start_, stream_)); }
 void GpuTimer::stop() { GPULAB_CUDA_CHECK(cudaEventRecord(stop_, stream_)); }
-double GpuTimer::elapsed_ms() {
-  GPULAB_CUDA_CHECK(cudaEventSynchronize(stop_));
+void GpuTimer::fence() { GPULAB_CUDA_CHECK(cudaEventRecord(fence_, stream_)); }
+
+namespace {
+double elapsed_between(cudaEvent_t from, cudaEvent_t to) {
+  GPULAB_CUDA_CHECK(cudaEventSynchronize(to));
   float ms = 0;
-  GPULAB_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  GPULAB_CUDA_CHECK(cudaEventElapsedTime(&ms, from, to));
   return ms;
 }
+}  // namespace
+
+double GpuTimer::elapsed_ms() { return elapsed_between(start_, stop_); }
+double GpuTimer::elapsed_to_fence_ms() { return elapsed_between(start_, fence_); }
 
 L2Flusher::L2Flusher() {
   int device = 0, l2 = 0;
@@ -60,29 +70,15 @@ __global__ void hold_stream(long long cycles) {
   }
 }
 
-// Cycles for kLeadInMicroseconds at this device's SM clock (cudaDevAttrClockRate, kHz).
+// Cycles for kLeadInMicroseconds at this device's rated SM clock.
 long long lead_in_cycles() {
   static const long long cycles = [] {
-    int device = 0, khz = 0;
-    GPULAB_CUDA_CHECK(cudaGetDevice(&device));
-    GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device));
-    return static_cast<long long>(kLeadInMicroseconds * (khz > 0 ? khz : 2'000'000) / 1000.0);
+    const auto device = query_device();
+    const double khz = device && device->sm_clock_khz > 0 ? device->sm_clock_khz : 2'000'000.0;
+    return static_cast<long long>(kLeadInMicroseconds * khz / 1000.0);
   }();
   return cycles;
 }
-
-// One CUDA event, destroyed with its owner.
-class Event {
- public:
-  Event() { GPULAB_CUDA_CHECK(cudaEventCreate(&event_)); }
-  ~Event() { cudaEventDestroy(event_); }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
 
 }  // namespace
 
@@ -91,7 +87,6 @@ TimingStats measure_gpu(const std::function<void()>& body, const std::function<v
   std::optional<L2Flusher> flusher;
   if (options.flush_l2) flusher.emplace();
   GpuTimer timer;
-  Event fence;
   std::vector<double> samples;
   const int total = std::max(0, options.warmup) + std::max(1, options.repetitions);
   for (int rep = 0; rep < total; ++rep) {
@@ -100,6 +95,7 @@ TimingStats measure_gpu(const std::function<void()>& body, const std::function<v
     // Poisoning and the flush must be finished before the clock starts, also for a stage that
     // launches on another stream (it would otherwise overlap them and look faster).
     GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
+    double ms = 0;
     if (options.clock == GpuClock::device_sync) {
       timer.start();
       body();
@@ -107,32 +103,28 @@ TimingStats measure_gpu(const std::function<void()>& body, const std::function<v
       // (a non-blocking one would not order after the default stream's events) is still timed.
       GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
       timer.stop();
-      const double ms = timer.elapsed_ms();
-      GPULAB_CUDA_CHECK(cudaGetLastError());
-      if (rep >= options.warmup) samples.push_back(ms);
-      continue;
+      ms = timer.elapsed_ms();
+    } else {
+      // The start event waits behind a short kernel, so that the stage's launches are already
+      // queued when it fires, and the stop event is queued right behind the stage's work: the
+      // interval is the stage's GPU time, not the host's launch and wake-up latencies.
+      hold_stream<<<1, 1>>>(lead_in_cycles());
+      GPULAB_CHECK_LAUNCH();
+      timer.start();
+      body();
+      timer.stop();
+      GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
+      timer.fence();
+      ms = timer.elapsed_ms();
+      // Work that outlived the stop event (a non-blocking stream the default stream does not
+      // wait for) shows as a long way from the stop event to the fence behind the device
+      // synchronisation, which is otherwise only the host's wake-up: then the run counts up to
+      // the fence.
+      const double to_fence = timer.elapsed_to_fence_ms();
+      if (to_fence - ms > std::max(kTailAllowanceMs, kTailAllowanceShare * ms)) ms = to_fence;
     }
-    // The start event waits behind a short kernel, so that the stage's launches are already
-    // queued when it fires, and the stop event is queued right behind the stage's work: the
-    // interval is the stage's GPU time, not the host's launch and wake-up latencies.
-    hold_stream<<<1, 1>>>(lead_in_cycles());
-    GPULAB_CHECK_LAUNCH();
-    timer.start();
-    body();
-    timer.stop();
-    GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
-    GPULAB_CUDA_CHECK(cudaEventRecord(fence.get(), nullptr));
-    const double ms = timer.elapsed_ms();
-    GPULAB_CUDA_CHECK(cudaEventSynchronize(fence.get()));
-    float to_fence = 0;
-    GPULAB_CUDA_CHECK(cudaEventElapsedTime(&to_fence, timer.start_event(), fence.get()));
     GPULAB_CUDA_CHECK(cudaGetLastError());
-    // Work that outlived the stop event (a non-blocking stream the default stream does not wait
-    // for) shows as a long way from the stop event to the fence behind the device synchronisation,
-    // which is otherwise only the host's wake-up: then the run counts up to the fence.
-    const double tail = to_fence - ms;
-    const double timed = tail > std::max(kTailAllowanceMs, kTailAllowanceShare * ms) ? to_fence : ms;
-    if (rep >= options.warmup) samples.push_back(timed);
+    if (rep >= options.warmup) samples.push_back(ms);
   }
   return TimingStats::from_samples(std::move(samples));
 }

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
                      {"shared_memory_per_multiprocessor", d.shared_memory_per_multiprocessor},
                      {"l2_bytes", d.l2_bytes},
                      {"memory_clock_khz", d.memory_clock_khz},
+                     {"sm_clock_khz", d.sm_clock_khz},
                      {"memory_bus_width_bits", d.memory_bus_width_bits},
                      {"theoretical_gbps", d.theoretical_bandwidth_gbps()}};
     doc["copy"] = {{"memcpy_gbps", copy.memcpy_gbps},

@@ -22,6 +22,7 @@ struct DeviceInfo {
   std::size_t shared_memory_per_multiprocessor = 0;
   std::size_t l2_bytes = 0;
   int memory_clock_khz = 0;
+  int sm_clock_khz = 0;  // the SM clock's rated peak
   int memory_bus_width_bits = 0;
   // 2 (double data rate) * memory clock * bus width: the datasheet roof no code reaches.
   double theoretical_bandwidth_gbps() const;

@@ -20,11 +20,13 @@ class GpuTimer {
   void start();
   void stop();
   double elapsed_ms();  // waits for stop
-  cudaEvent_t start_event() const { return start_; }
+  // A third event, recorded later (after a synchronisation): start to fence, waiting for it.
+  void fence();
+  double elapsed_to_fence_ms();
 
  private:
   cudaStream_t stream_;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr, fence_ = nullptr;
 };
 
 class CpuTimer {
