@@ -69,8 +69,8 @@ void add_common_options(CLI::App* cmd, CommonOptions& o) {
   cmd->add_option("--warmup", o.warmup, "untimed runs before timing")->capture_default_str()->check(CLI::Range(0, 1000));
   cmd->add_flag("--no-flush", o.no_flush, "do not flush the L2 between repetitions");
   cmd->add_option("--timer", o.timer,
-                  "GPU timer: sync (events around the body and a device synchronisation) or events "
-                  "(a lead-in kernel, events around the body: the GPU's time only; see timing.hpp)")
+                  "GPU timer: sync (the grader's: a device synchronisation before the stop event) or events "
+                  "(the stop event right after the body: no wake-up latency; see timing.hpp)")
       ->capture_default_str()
       ->check(CLI::IsMember({"sync", "events"}));
   cmd->add_option("--format", o.format, "output: table, csv or json")->capture_default_str();

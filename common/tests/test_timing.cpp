@@ -118,11 +118,11 @@ TEST_CASE("GPU: the GPU timer measures device work", "[gpu][timing]") {
       GPULAB_CUDA_CHECK(cudaStreamDestroy(side));
       CHECK(t.median_ms > 0.5 * s.median_ms);
     }
-    SECTION("the host's launch and wake-up latencies are not timed") {
+    SECTION("the host's wake-up latency is not timed") {
       // An empty body: the two events back to back (device_sync measures its synchronisation).
       const auto empty = gpulab::measure_gpu([] {}, {}, events);
       const auto synced = gpulab::measure_gpu([] {});
-      CHECK(empty.median_ms < 0.004);
+      CHECK(empty.median_ms < 0.01);
       CHECK(empty.median_ms < synced.median_ms);
     }
   }

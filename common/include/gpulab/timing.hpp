@@ -57,7 +57,7 @@ class L2Flusher {
 // Where measure_gpu's interval ends (see measure_gpu).
 enum class GpuClock {
   device_sync,    // start event, body, device synchronisation, stop event (host latencies included)
-  stream_events,  // lead-in kernel, start event, body, stop event, fence (the GPU's time only)
+  stream_events,  // start event, body, stop event, synchronisation, fence (no wake-up latency)
 };
 
 struct MeasureOptions {
@@ -73,21 +73,21 @@ struct TimingStats {
   static TimingStats from_samples(std::vector<double> samples);
 };
 
-// Times `body` on the GPU. GpuClock::device_sync (the default): an event before it, a device-wide
-// synchronisation after it, then the stop event, so work on any stream counts, with the host's
-// launch and wake-up latencies (about 7 us per run on an H200, more on a busy host: scan's 0.06 ms
-// stages moved up to 16 % between two batch grades, 2026-11-23). GpuClock::stream_events (`run
-// --timer events`, not yet the default: it is to be measured on the GPU machines first): the start
-// event queued behind a kLeadInMicroseconds kernel (the body's launches are queued before it fires)
-// and the stop event right after the body. Work on the default stream, on streams created with
-// default flags and by the host inside `body` counts; work on a non-blocking stream does not order
-// with the stop event, so a fence event after a device synchronisation catches it (a run whose
-// stop-to-fence gap exceeds kTailAllowanceMs and kTailAllowanceShare of its time counts up to the
-// fence); the grader's Nsight Compute cross-check stands behind both
+// Times `body` on the GPU. Both clocks queue the start event on the idle device before the body,
+// so no work the body enqueues, on any stream, runs before it, and both count the first launch's
+// latency. GpuClock::device_sync (the default, the grader's): a device-wide synchronisation after
+// the body, then the stop event, so work on any stream counts, with the host's wake-up latency
+// (about 7 us per run on an H200, more on a busy host: scan's 0.06 ms stages moved up to 16 %
+// between two batch grades, 2026-11-23). GpuClock::stream_events (`run --timer events`): the stop
+// event right after the body. Work on the default stream, on streams created with default flags
+// and by the host inside `body` counts; work on a non-blocking stream does not order with the stop
+// event, so a fence event after a device synchronisation catches it: a run whose stop-to-fence gap
+// exceeds kTailAllowanceMs and kTailAllowanceShare of its time counts up to the fence, and one
+// that hides less than that allowance on such a stream goes unseen. That is why it is not the
+// grader's clock; the grader's Nsight Compute cross-check stands behind both
 // (autograder/gpulab/checks/performance.py). `before_each` runs untimed before every run, warm-ups
 // included; a lab poisons its outputs there. The L2 is flushed after `before_each`, so poisoning
 // does not leave the outputs cached.
-inline constexpr double kLeadInMicroseconds = 50.0;
 inline constexpr double kTailAllowanceMs = 0.02;    // the host's wake-up after a synchronisation
 inline constexpr double kTailAllowanceShare = 0.25; // a quarter of the run: within the cross-check's 0.8
 TimingStats measure_gpu(const std::function<void()>& body, const std::function<void()>& before_each = {},
