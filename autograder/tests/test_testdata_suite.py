@@ -1,10 +1,14 @@
-"""The known-bad suite's scheduler: classes side by side, the disk-checking ones alone."""
+"""The known-bad suite: its scheduler (classes side by side, the disk-checking ones alone) and its
+expectations against the rubrics they grade by."""
 
 import threading
 import time
 import unittest
 
-from tests.testdata_suite import run_classes
+from gpulab.rubric import load_rubric
+from tests.testdata_suite import TESTDATA, load_specs, run_classes
+
+ROOT = TESTDATA.parents[1]
 
 
 class RunClassesTest(unittest.TestCase):
@@ -44,6 +48,33 @@ class RunClassesTest(unittest.TestCase):
 
         self.assertEqual(run_classes(list("abcd"), 1, lambda i: False, grade), [[i] for i in "abcd"])
         self.assertEqual(peak[0], 1)
+
+
+class ExpectationsTest(unittest.TestCase):
+    """An expectation that no rubric can produce fails only on a GPU machine, and late: the scan
+    rubric's naive stage went from 5 to 8 correctness points while memoized-replay still wanted 5
+    (gpu-slow, H200, 2026-11-24). Checked here against every lab's rubric on any machine."""
+
+    def test_expected_points_are_what_the_rubric_gives(self):
+        labs = sorted(p.stem for p in TESTDATA.glob("*.toml"))
+        self.assertIn("scan", labs)
+        for lab in labs:
+            stages = {sp.id: sp for sp in load_rubric(ROOT / "labs" / lab / "rubric.toml").stages}
+            for spec in load_specs(lab):
+                exp = spec.get("expect", {})
+                checks = exp.get("checks", {})
+                for key, pts in exp.get("points", {}).items():
+                    with self.subTest(lab=lab, submission=spec["name"], check=key):
+                        stage, _, check = key.partition(".")
+                        self.assertIn(stage, stages, "no such stage in the rubric")
+                        most = getattr(stages[stage], check)
+                        self.assertLessEqual(pts, most, f"the rubric gives {key} at most {most:g}")
+                        # A passed check of these kinds earns all its points (scoring.py).
+                        if checks.get(key) == "pass" and check in ("correctness", "sanitizer", "conflict_free"):
+                            self.assertEqual(pts, most, f"{key} passes, so it earns the rubric's {most:g}")
+                for key in checks:
+                    with self.subTest(lab=lab, submission=spec["name"], check=key):
+                        self.assertIn(key.partition(".")[0], stages, "no such stage in the rubric")
 
 
 if __name__ == "__main__":
