@@ -351,11 +351,12 @@ class Grader:
         return [lab for lab in sorted(labs, key=lambda l: -count[l]) if count[lab]]
 
     def time_references_ahead(self, labs: list[str]) -> threading.Thread | None:
-        """A batch grader's first rows spend their first seconds building, with the GPU idle:
-        the references of `labs` are timed then (reference_times' cache), in this order, until
-        the first row is ready for its GPU checks (that row never waits for more than one lab's
-        timing). On two H200s a worker timed them inside its first rows (~2 s scan, ~7 s
-        transpose, 2026-11-23), after the builds. Returns the thread (join it before exiting)."""
+        """A grader's first rows (a batch's, or the one submission of a plain grade) spend their
+        first seconds building, with the GPU idle: the references of `labs` are timed then
+        (reference_times' cache), in this order, until the first row is ready for its GPU checks
+        (that row never waits for more than one lab's timing). On two H200s a worker timed them
+        inside its first rows (~2 s scan, ~7 s transpose, 2026-11-23), after the builds. Returns
+        the thread (join it before exiting)."""
         if not (self.gpu and self.options.performance and labs):
             return None
 

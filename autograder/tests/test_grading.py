@@ -393,6 +393,34 @@ class GradingTest(TempDir, unittest.TestCase):
         self.assertIn("FINDINGS", text)
 
 
+class CaseOrderTest(unittest.TestCase):
+    """The correctness phase starts its largest cases first and reports them in the rubric's order."""
+
+    def test_largest_first_results_in_rubric_order(self):
+        from types import SimpleNamespace
+        from unittest import mock
+
+        from gpulab.checks import correctness
+        from gpulab.rubric import StagePoints
+        from gpulab.scoring import CaseResult
+
+        cases = tuple(Case(Size(n), seed=i) for i, n in enumerate([33, 1 << 24, 4099, 1 << 20]))
+        lr = SimpleNamespace(points=[StagePoints("s", correctness=1)], on_gpu={"s": False}, gpu=False,
+                             rubric=SimpleNamespace(cases=cases, case_timeout=10.0),
+                             options=SimpleNamespace(case_timeout=None), parallel=1,
+                             write_times=lambda *a, **k: None)
+        started = []
+
+        def fake(lr_, case, stages, timeout, spent):
+            started.append(case.size.n)
+            return {s: CaseResult(case.name, False, "pass") for s in stages}
+
+        with mock.patch.object(correctness, "run_verified_case", fake):
+            got = correctness.run_cases(lr)
+        self.assertEqual(started, [1 << 24, 1 << 20, 4099, 33])
+        self.assertEqual([c.name for c in got["s"]], [c.name for c in cases])
+
+
 class CaseOutcomeTest(unittest.TestCase):
     CASE = Case(Size(1025), "uniform", 1)
 

@@ -38,9 +38,13 @@ def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
             jobs.append((case, runnable))
     timeout = lr.options.case_timeout or lr.rubric.case_timeout
     spent: list[dict[str, float]] = [{} for _ in jobs]
+    # Largest cases first: the phase lasts as long as its longest case plus what waits behind it.
+    # In the rubric's order scan's hidden 2^24 case started in the second wave (H100, 2026-11-24:
+    # 10.9 s of a 14.4 s phase, 8 at a time).
+    order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].size.n)
     with ThreadPoolExecutor(max_workers=lr.parallel) as pool:
-        done = list(pool.map(lambda i: run_verified_case(lr, jobs[i][0], jobs[i][1], timeout, spent[i]),
-                             range(len(jobs))))
+        futures = {i: pool.submit(run_verified_case, lr, jobs[i][0], jobs[i][1], timeout, spent[i]) for i in order}
+        done = [futures[i].result() for i in range(len(jobs))]
     # Hidden cases by number only: the log is the instructor's, but it names no hidden size.
     lr.write_times("correctness", {f"hidden case {i + 1}" if case.hidden else f"case {case.name}": t
                                    for i, ((case, _), t) in enumerate(zip(jobs, spent))},
