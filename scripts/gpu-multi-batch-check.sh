@@ -11,6 +11,7 @@
 # (performance points within the noise autograder/README.md states), every row's GPU recorded,
 # no partial row after the kill, no grading process left behind, and the wall-time speed-up.
 # Usage: scripts/gpu-multi-batch-check.sh [preset]   (default gpu; logs in $OUT or build/<preset>/multi-batch)
+#   GRADE_ARGS: more `gpulab grade` options for all three runs, e.g. "--timer events"
 # Exit 1 on any mismatch; 77 when the host has fewer than two GPUs (nothing to compare).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,7 +54,8 @@ print("multi-batch: submissions:", " ".join(sorted(p.name for p in subs.iterdir(
 PY
 
 jobs=$(( $(nproc) / 2 )); [ "$jobs" -gt 12 ] && jobs=12
-grade() { "$G" grade --batch "$out/subs" --jobs "$jobs" "$@"; }
+read -r -a extra <<< "${GRADE_ARGS:-}"
+grade() { "$G" grade --batch "$out/subs" --jobs "$jobs" "${extra[@]}" "$@"; }
 # Each timed run grades in its own, fresh grading workspace (--work): a run after another one
 # finds its slots configured and built (the first --gpus all run of 2026-11-23 paid the cold
 # configure of both GPUs' slots, the --gpus 0 run after it none: 228 s against 316 s compared
@@ -73,7 +75,7 @@ one_s=$(secs "$t0")
 
 # --gpus all, killed once half-way through: SIGKILL to its process group when half the rows exist.
 t0=$(date +%s.%N)
-setsid "$G" grade --batch "$out/subs" --jobs "$jobs" --out "$out/all" --work "$out/work-all" --gpus all >"$out/all-1.log" 2>&1 &
+setsid "$G" grade --batch "$out/subs" --jobs "$jobs" "${extra[@]}" --out "$out/all" --work "$out/work-all" --gpus all >"$out/all-1.log" 2>&1 &
 pid=$!
 total=$(ls "$out/subs" | wc -l)
 while kill -0 "$pid" 2>/dev/null; do

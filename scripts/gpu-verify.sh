@@ -11,7 +11,7 @@
 #
 # Steps: build ctest-gpu concurrent classes selfgrade measure-scan measure-transpose
 #        measure-reduction batch reduction-classes
-#        multi-batch (two or more GPUs: scripts/gpu-multi-batch-check.sh),
+#        multi-batch (two or more GPUs: scripts/gpu-multi-batch-check.sh; GRADE_ARGS),
 #        grade-times (each lab's reference graded in a fresh workspace, then its starter: phase times,
 #        the build's .ninja_log; GRADE_LABS),
 #        single-pass (scan's single-pass and three-round beside CUB at 2^24 and 2^28),

@@ -42,6 +42,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--no-verify-timing", action="store_true",
                    help="skip the cross-check of each reported time against Nsight Compute's kernel time "
                         "(measured outside the student's code); the reported times are then believed")
+    g.add_argument("--timer", choices=["sync", "events"], default="sync",
+                   help="GPU clock of the timed runs, the reference's and the student's: sync (default: a device "
+                        "synchronisation before the stop event) or events (the stop event right after the stage: "
+                        "no host wake-up latency; autograder README, \"Timing noise\")")
     g.add_argument("--no-sandbox", action="store_true", help="run student code without limits/isolation")
     g.add_argument("--format", choices=["table", "json"], default="table", help="console output")
     g.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -87,7 +91,7 @@ def _make_grader(course: Course, args: argparse.Namespace):
     log = (lambda m: None) if args.quiet else (lambda m: print(f"  .. {m}", file=sys.stderr, flush=True))
     opts = Options(sanitizers=not args.no_sanitizers, conflicts=not args.no_conflicts,
                    performance=not args.no_performance, hidden=not args.no_hidden, sandbox=not args.no_sandbox,
-                   stages=set(args.stage) if args.stage else None, verify_timing=not args.no_verify_timing, log=log)
+                   stages=set(args.stage) if args.stage else None, verify_timing=not args.no_verify_timing, timer=args.timer, log=log)
     build = course.require_build()
     work = Path(args.work) if args.work else build / "grading"
     if args.jobs < 1:

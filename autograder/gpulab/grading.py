@@ -332,7 +332,7 @@ class Grader:
         with self._lock:
             have = {s: self._ref_times.get((self.device, lab, s)) for s in ids}
         missing = [s for s in ids if have[s] is None]
-        got = performance.time_stages(ref, missing, rubric, None) if missing else {}
+        got = performance.time_stages(ref, missing, rubric, None, self.options.timer) if missing else {}
         with self._lock:
             for s, (ms, _) in got.items():
                 if ms is not None:

@@ -421,6 +421,32 @@ class CaseOrderTest(unittest.TestCase):
         self.assertEqual([c.name for c in got["s"]], [c.name for c in cases])
 
 
+class TimedRunTest(TempDir, unittest.TestCase):
+    """The grader's timed runs say which GPU clock they take (gpulab grade --timer)."""
+
+    def test_timer_reaches_the_runner(self):
+        import os
+        import sys
+        from pathlib import Path
+
+        from gpulab.checks import performance
+        from gpulab.rubric import parse_rubric
+
+        log = Path(self.tmp) / "argv.json"
+        runner = Path(self.tmp) / "runner"
+        runner.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                          f"open({str(log)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+                          "print(json.dumps({'results': [{'stage': 'a', 'status': 'pass', 'median_ms': 0.5}]}))\n")
+        os.chmod(runner, 0o755)
+        rubric = parse_rubric('lab = "x"\nstudent_files = ["x.cu"]\n[[stage]]\nid = "a"\nperformance = 1\n'
+                              '[performance]\nn = 1024\n[[case]]\nn = 4\n', "rubric.toml")
+        for timer in ("sync", "events"):
+            with self.subTest(timer=timer):
+                self.assertEqual(performance.time_stages(runner, ["a"], rubric, None, timer), {"a": (0.5, "")})
+                argv = json.loads(log.read_text())
+                self.assertEqual(argv[argv.index("--timer") + 1], timer)
+
+
 class CaseOutcomeTest(unittest.TestCase):
     CASE = Case(Size(1025), "uniform", 1)
 

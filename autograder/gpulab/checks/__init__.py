@@ -31,6 +31,7 @@ class Options:
     parallel: int = 0                 # concurrent correctness processes (0: min(8, CPUs))
     case_timeout: float | None = None # overrides the rubric's [limits] case_timeout
     verify_timing: bool = True        # cross-check the student's reported times with ncu's kernel time
+    timer: str = "sync"               # the runners' GPU clock in the timed runs (run --timer; timing.hpp)
     log: Callable[[str], None] = lambda msg: None
 
 

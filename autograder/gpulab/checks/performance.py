@@ -38,9 +38,10 @@ def run(lr: LabRun) -> None:
     # took 32.7 s on the H100 and 21.7 s on the H200 (2026-11-23), with no finer account.
     spent: dict[str, float] = {}
     with scoring.add_time(spent, "reference timed (or its cached times)"):
-        t_ref = lr.reference_times(ids) if lr.reference_times else time_stages(lr.reference, ids, lr.rubric, None)
+        t_ref = (lr.reference_times(ids) if lr.reference_times
+                 else time_stages(lr.reference, ids, lr.rubric, None, lr.options.timer))
     with scoring.add_time(spent, "student timed"):
-        t_student = time_stages(lr.runner, ids, lr.rubric, lr.sandbox)
+        t_student = time_stages(lr.runner, ids, lr.rubric, lr.sandbox, lr.options.timer)
     ratio = lr.rubric.performance.full_credit_ratio
     if lr.options.verify_timing and lr.rubric.performance.size is not None:
         with scoring.add_time(spent, "ncu kernel times (cross-check)"):
@@ -58,16 +59,17 @@ def run(lr: LabRun) -> None:
             check = Check("performance", PASS if got >= sp.performance else FAIL, got, sp.performance,
                           f"{t:.4g} ms vs reference {tr:.4g} ms ({t / tr:.2f}x; full credit <= {ratio:g}x)",
                           data={"t_ms": t, "t_ref_ms": tr, "ratio": t / tr, "full_credit_ratio": ratio,
+                                "timer": lr.options.timer,
                                 "n": lr.rubric.performance.size.arg if lr.rubric.performance.size else None})
             if lr.options.verify_timing:
                 check = cross_check(lr, check, sp, t)
         lr.grades[sp.id].checks["performance"] = check
 
 
-def time_stages(runner: Path, stages: list[str], rubric: Rubric, sandbox: Sandbox | None
+def time_stages(runner: Path, stages: list[str], rubric: Rubric, sandbox: Sandbox | None, timer: str = "sync"
                 ) -> dict[str, tuple[float | None, str]]:
-    """{stage: (median ms, why not)} from `run --stage ... --n <perf n> --reps R` (own process;
-    in the sandbox unless it is the trusted reference, `sandbox` None)."""
+    """{stage: (median ms, why not)} from `run --stage ... --n <perf n> --reps R --timer T` (own
+    process; in the sandbox unless it is the trusted reference, `sandbox` None)."""
     perf = rubric.performance
     assert perf.size is not None
     argv = [str(runner), "run"]
@@ -76,7 +78,7 @@ def time_stages(runner: Path, stages: list[str], rubric: Rubric, sandbox: Sandbo
     # --no-cpu-baseline: the CPU stage's "vs CPU" ratio is not graded, and at transpose's 8192^2 it
     # cost each timing process seconds of CPU transposes (8.1 s to time the reference, H200).
     argv += ["--n", perf.size.arg, "--reps", str(perf.reps), "--warmup", str(perf.warmup), "--no-cpu-baseline",
-             "--format", "json"]
+             "--timer", timer, "--format", "json"]
     timeout = max(rubric.case_timeout, 120.0) * max(1, len(stages))
     res = proc.run(argv, timeout=timeout) if sandbox is None else sandbox.run(argv, timeout=timeout)
     doc = parse_runner_json(res.stdout)
@@ -95,7 +97,7 @@ def time_stages(runner: Path, stages: list[str], rubric: Rubric, sandbox: Sandbo
     missing = [s for s in stages if out[s][0] is None and "no timing" in out[s][1]]
     if len(stages) > 1 and missing:   # one stage broke the shared process: time the others alone
         for s in missing:
-            out[s] = time_stages(runner, [s], rubric, sandbox)[s]
+            out[s] = time_stages(runner, [s], rubric, sandbox, timer)[s]
     return out
 
 
