@@ -1,6 +1,8 @@
 """The real runner's out-of-process verdict (run --save-output, verify --output-dir) on a CPU stage:
-the reference binary passes an honest output and fails a corrupted, truncated or missing one.
-Skipped when the build tree has no transpose reference runner."""
+the reference binary passes an honest output and fails a corrupted, truncated or missing one. And
+every lab's GPU stages are judged on the host (Stage::checked_on_host): a GPU stage's verdict
+needs no GPU, so it is tested here on a CPU stage's output of the same values. Skipped when the
+build tree has no reference runner."""
 
 import json
 import os
@@ -62,6 +64,68 @@ class RunnerVerifyTest(unittest.TestCase):
         code, row = self.verify()
         self.assertEqual((code, row["status"]), (1, "fail"))
         self.assertIn("is for scan/cpu", row["message"])
+
+
+# (lab, a CPU stage, GPU stages whose output is the same values, a problem): the CPU stage's saved
+# output, relabelled, is what an honest GPU stage would have saved.
+SAME_OUTPUT = [
+    ("scan", "cpu", ["naive", "three-round", "single-pass"], ["--n", "1025", "--seed", "3"]),
+    ("scan", "cpu-compact", ["compact"], ["--n", "1025", "--seed", "3", "--param", "zeros=30"]),
+    ("transpose", "cpu", ["naive", "padded", "in-place-sweep"], PROBLEM),
+    ("reduction", "cpu", ["tree", "pipeline", "matrix"], ["--n", "4099", "--seed", "2", "--param", "op=2"]),
+]
+
+
+def runner_of(lab):
+    return BUILD / "labs" / lab / f"gpulab-{lab}-reference"
+
+
+class HostVerdictTest(unittest.TestCase):
+    """`verify` judges a GPU stage's saved output without a GPU (no CUDA context per verdict)."""
+
+    def save_as(self, lab, cpu_stage, gpu_stage, problem, folder):
+        runner = runner_of(lab)
+        saved = subprocess.run([runner, "run", "--stage", cpu_stage, *problem, "--no-time", "--save-output", folder,
+                                "--format", "json"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(saved.returncode, 0, saved.stdout + saved.stderr)
+        head, body = (folder / f"{cpu_stage}.bin").read_bytes().split(b"\n", 1)
+        fields = head.split(b" ")
+        fields[3] = gpu_stage.encode()
+        (folder / f"{gpu_stage}.bin").write_bytes(b" ".join(fields) + b"\n" + body)
+        return folder / f"{gpu_stage}.bin"
+
+    def verdict(self, lab, stage, problem, folder):
+        res = subprocess.run([runner_of(lab), "verify", "--stage", stage, *problem, "--output-dir", folder,
+                              "--format", "json", "--require-gpu"],
+                             capture_output=True, text=True, timeout=60, env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
+        self.assertNotEqual(res.returncode, 77, f"{lab}/{stage}: verify asked for a GPU: {res.stderr}")
+        return res.returncode, json.loads(res.stdout)["results"][0]
+
+    def test_gpu_stages_are_judged_on_the_host(self):
+        for lab, cpu_stage, stages, problem in SAME_OUTPUT:
+            if not runner_of(lab).is_file():
+                continue
+            for stage in stages:
+                with self.subTest(lab=lab, stage=stage), tempfile.TemporaryDirectory() as tmp:
+                    saved = self.save_as(lab, cpu_stage, stage, problem, Path(tmp))
+                    self.assertEqual(self.verdict(lab, stage, problem, Path(tmp))[1]["status"], "pass")
+                    data = bytearray(saved.read_bytes())
+                    data[-1] ^= 0x40
+                    saved.write_bytes(bytes(data))
+                    code, row = self.verdict(lab, stage, problem, Path(tmp))
+                    self.assertEqual((code, row["status"]), (1, "fail"), row)
+
+    def test_every_graded_gpu_stage_is_verified_on_the_host(self):
+        labs = sorted(p.parent.name for p in BUILD.glob("labs/*/gpulab-*-reference"))
+        if not labs:
+            self.skipTest(f"no reference runner under {BUILD}")
+        for lab in labs:
+            listed = subprocess.run([runner_of(lab), "list", "--format", "json"], capture_output=True, text=True,
+                                    timeout=60)
+            for stage in json.loads(listed.stdout)["stages"]:
+                if stage["role"] == "student":
+                    with self.subTest(lab=lab, stage=stage["id"]):
+                        self.assertTrue(stage["verified_on_host"])
 
 
 if __name__ == "__main__":

@@ -162,7 +162,8 @@ StageResult verify_stage_output(const Stage& stage, const Problem& problem, std:
   StageResult result;
   result.stage = stage.id;
   try {
-    auto instance = stage.prepare(stage.with_defaults(problem));
+    const auto& make = stage.check_on_host ? stage.check_on_host : stage.prepare;
+    auto instance = make(stage.with_defaults(problem));
     const CheckResult check = instance->check_output(bytes);
     result.status = check.ok ? StageStatus::pass : StageStatus::fail;
     result.message = check.ok ? std::string{} : check.to_string();

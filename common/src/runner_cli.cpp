@@ -177,7 +177,8 @@ int cmd_list(const Lab& lab, const std::string& format_name) {
                                {"source", s.source},
                                {"file", s.file.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(lab.path_of(s))},
                                {"knobs", s.knobs},
-                               {"defaults", s.defaults}});
+                               {"defaults", s.defaults},
+                               {"verified_on_host", s.where == Where::cpu || static_cast<bool>(s.check_on_host)}});
     doc["experiments"] = nlohmann::ordered_json::array();
     for (const auto& e : lab.experiments)
       doc["experiments"].push_back({{"id", e.id}, {"title", e.title}, {"needs_gpu", e.needs_gpu}});
@@ -417,8 +418,9 @@ int cmd_verify(const Lab& lab, const VerifyCommand& cmd) {
     if (!stage) throw UsageError("--stage " + id + ": no such stage in lab " + lab.id);
     stages.push_back(stage);
   }
+  // A stage checked on the host (Stage::checked_on_host) is judged without a GPU.
   bool any_gpu = false;
-  for (const auto* s : stages) any_gpu |= s->where == Where::gpu;
+  for (const auto* s : stages) any_gpu |= s->where == Where::gpu && !s->check_on_host;
   if (auto code = handle_missing_gpu(any_gpu, cmd.common.require_gpu)) return *code;
   const Problem problem = make_problem(lab, cmd.common);
   lab.check_knobs(problem, stages);

@@ -261,9 +261,15 @@ LaunchModel model_launches(rm::Stage s) {
   };
 }
 
+// The verdict on saved output, on the host, for the problem's operator (Stage::checked_on_host).
+Instance host_check_reduce(const Problem& p) {
+  return with_op(p, [&](auto o) -> Instance { return std::make_unique<HostCheck<Reduce<decltype(o), Where::cpu>>>(p); });
+}
+
 Stage student(rm::Stage s, std::string title, std::string source, std::string file,
               std::function<Instance(const Problem&)> prepare) {
   return make_stage(std::string(rm::to_string(s)), std::move(title), Where::gpu, std::move(source), std::move(prepare))
+      .checked_on_host(host_check_reduce)
       .in_file(std::move(file))
       .takes({"op", "negative", "block"})
       .launches(model_launches(s));

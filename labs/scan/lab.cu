@@ -135,18 +135,27 @@ Instance cub_scan(const Problem& p) {
   });
 }
 
-class ColoredScan final : public ArrayStage<int, Where::gpu> {
+// The output of a colored scan (its host variant checks saved output: Stage::checked_on_host).
+template <Where W>
+class Colored : public ArrayStage<int, W> {
+ public:
+  explicit Colored(const Problem& p)
+      : ArrayStage<int, W>(p.n, [this] { return std::span<const int>(data_->expected); }), data_(colored_data(p)) {}
+  double bytes_moved() const override { return 9.0 * static_cast<double>(this->size()); }  // 4-byte values, 1-byte colors, 4-byte out
+
+ protected:
+  std::shared_ptr<const ColoredData> data_;
+};
+
+class ColoredScan final : public Colored<Where::gpu> {
  public:
   using Fn = void (*)(const int*, const std::uint8_t*, int*, std::size_t, scan::ScanWorkspace&);
   ColoredScan(const Problem& p, Fn fn)
-      : ArrayStage(p.n, [this] { return std::span<const int>(data_->expected); }),
-        data_(colored_data(p)), values_(std::span<const int>(data_->values)),
-        colors_(std::span<const std::uint8_t>(data_->colors)), fn_(fn), workspace_(p) {}
+      : Colored(p), values_(std::span<const int>(data_->values)), colors_(std::span<const std::uint8_t>(data_->colors)),
+        fn_(fn), workspace_(p) {}
   void run() override { fn_(values_.data(), colors_.data(), output(), size(), workspace_.fresh()); }
-  double bytes_moved() const override { return 9.0 * static_cast<double>(size()); }  // 4-byte values, 1-byte colors, 4-byte out
 
  private:
-  std::shared_ptr<const ColoredData> data_;
   DeviceBuffer<int> values_;
   DeviceBuffer<std::uint8_t> colors_;
   Fn fn_;
@@ -258,6 +267,7 @@ long shared_rounds(const Problem& p) {
 Stage gpu_scan(std::string id, std::string title, std::string source, std::string file, StudentScanFn fn) {
   return make_stage(std::move(id), std::move(title), Where::gpu, std::move(source),
                     [fn](const Problem& p) { return student_scan(p, fn); })
+      .checked_on_host(host_check<Scan<Where::cpu>>())
       .in_file(std::move(file))
       .takes({"block"});
 }
@@ -265,6 +275,7 @@ Stage gpu_scan(std::string id, std::string title, std::string source, std::strin
 Stage colored(std::string id, std::string title, ColoredScan::Fn fn) {
   return make_stage(std::move(id), std::move(title), Where::gpu, "seed 000 §4, Fig. 2",
                     [fn](const Problem& p) -> Instance { return std::make_unique<ColoredScan>(p, fn); })
+      .checked_on_host(host_check<Colored<Where::cpu>>())
       .in_file("colored.cu")
       .takes({"block", "colors"})
       .launches(3);
@@ -334,6 +345,7 @@ std::vector<Stage> make_stages() {
                      scan::compact(in, out, count, n, ws->fresh());
                    });
                  })
+          .checked_on_host(host_check<Compact<Where::cpu>>())
           .in_file("compact.cu")
           .takes({"block", "zeros"}),
       gpu_scan("single-pass", "decoupled look-back: one launch, 2n words", "Merrill & Garland 2016 (challenge)",

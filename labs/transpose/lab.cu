@@ -97,6 +97,7 @@ Stage gpu_stage(std::string id, std::string title, DeviceFunction f, bool transp
                     [f, transposes](const Problem& p) -> std::unique_ptr<StageInstance> {
                       return std::make_unique<DeviceStage>(p, f, transposes);
                     })
+      .checked_on_host(host_check<MatrixStage<Where::cpu>>(transposes))
       .in_file("transpose.cu")
       .launches([](const Problem&) -> std::optional<long> { return 1; });
 }

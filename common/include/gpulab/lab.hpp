@@ -111,6 +111,10 @@ struct Stage {
   // The model's number of kernel launches (rounds R(n)) for this problem, when the seeds give it.
   LaunchModel predicted_launches;
   std::function<std::unique_ptr<StageInstance>(const Problem&)> prepare;
+  // What `verify` (the grader's out-of-process verdict) prepares instead of `prepare`: an instance
+  // that judges saved output bytes on the host, with no device and so no CUDA context (stages.hpp,
+  // HostCheck). Unset: `prepare`, which needs a GPU for a GPU stage.
+  std::function<std::unique_ptr<StageInstance>(const Problem&)> check_on_host;
 
   // Chainable setters: make_stage(...).in_file("scan_basic.cu").takes({"block"}).conflict_free().
   Stage& in_file(std::string f) { file = std::move(f); return *this; }
@@ -123,6 +127,10 @@ struct Stage {
   }
   Stage& takes(std::initializer_list<std::string> keys) { knobs.insert(knobs.end(), keys); return *this; }
   Stage& default_param(const std::string& key, long long value) { defaults[key] = value; return *this; }
+  Stage& checked_on_host(std::function<std::unique_ptr<StageInstance>(const Problem&)> f) {
+    check_on_host = std::move(f);
+    return *this;
+  }
   bool takes_knob(std::string_view key) const;
   // The problem as this stage sees it: its defaults filled in where the command line set nothing.
   Problem with_defaults(const Problem& p) const;

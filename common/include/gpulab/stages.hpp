@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -88,6 +89,24 @@ class ArrayStage : public StageInstance {
   Output out_;
   std::function<std::span<const T>()> expected_;
 };
+
+// The out-of-process verdict's instance of a stage (Stage::checked_on_host): `Base` is the host
+// (Where::cpu) variant of the stage's output class, so it has the same expected output and the same
+// check, and there is nothing to run. The reference runner then judges a case's saved bytes without
+// a CUDA context: a verdict of a 33-element case took 1.0-1.6 s on an H100 beside 7 others, about
+// as long as the student's run of it (2026-11-24).
+template <class Base>
+class HostCheck final : public Base {
+ public:
+  using Base::Base;
+  void run() override { throw std::logic_error("a host check only judges saved output (Stage::checked_on_host)"); }
+};
+
+// Stage::checked_on_host's factory for HostCheck<Base>, constructed from the problem and `args`.
+template <class Base, class... Args>
+std::function<std::unique_ptr<StageInstance>(const Problem&)> host_check(Args... args) {
+  return [=](const Problem& p) -> std::unique_ptr<StageInstance> { return std::make_unique<HostCheck<Base>>(p, args...); };
+}
 
 // Device scratch for one stage: allocated when the stage is prepared (untimed), reset before
 // every run. `Workspace` is the lab's view type (derived from Scratch, with its knobs).
