@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Batch grading across the GPUs of one host (issue 15), on a machine with two or more GPUs, after
-# the build (scripts/gpu-verify.sh build). Twelve submissions of two labs (LABS; per lab: the reference,
-# the starter and four known-bad classes of autograder/testdata/<lab>.toml) are graded
+# the build (scripts/gpu-verify.sh build). Six submissions per lab of LABS (default scan and
+# transpose: twelve; per lab the reference, the starter and four known-bad classes of
+# autograder/testdata/<lab>.toml) are graded
 #   1. with --gpus all, timed (the speed-up's numerator);
 #   2. with --gpus 0 (one GPU), timed;
 #   3. with --gpus all again into a fresh OUT, killed half-way (SIGKILL to its whole process

@@ -437,16 +437,14 @@ def cmd_batch(course: Any, args: Any, make_grader: Callable[[], Any]) -> int:
     if args.worker and args.only:   # a Slurm array task's share
         subs = [s for s in subs if submission_name(s) in set(args.only)]
     pending = to_grade(subs, out, args.force or bool(args.regrade_before), grader.gpu)
-    ahead = grader.time_references_ahead(grader.labs_in(pending, list(maxima)))
-    if args.worker:
-        force_before = args.regrade_before or (time.time() if args.force else 0.0)
-        errors = work(subs, out, grade, maxima, worker_events(), grader.device or "no GPU", args.jobs, force_before,
-                      grader.gpu, workers=args.workers)
-    else:
-        errors = run_batch(folder, out, grade, maxima, jobs=args.jobs, force=args.force, gpu=grader.gpu, log=quiet,
-                           device=grader.device)
-    if ahead is not None:
-        ahead.join()
+    with grader.references_timed_ahead(pending, list(maxima)):
+        if args.worker:
+            force_before = args.regrade_before or (time.time() if args.force else 0.0)
+            errors = work(subs, out, grade, maxima, worker_events(), grader.device or "no GPU", args.jobs,
+                          force_before, grader.gpu, workers=args.workers)
+        else:
+            errors = run_batch(folder, out, grade, maxima, jobs=args.jobs, force=args.force, gpu=grader.gpu,
+                               log=quiet, device=grader.device)
     return 1 if errors else (EXIT_NO_GPU if not grader.gpu else EXIT_OK)
 
 

@@ -146,16 +146,13 @@ def cmd_grade(course: Course, args: argparse.Namespace) -> int:
     # The reference is timed while the submission builds (the GPU is idle then): transpose's
     # reference took 7.5 s of a 65 s cold grade after the build (H100, 2026-11-24). Not for an
     # archive: unopened, it counts for every lab, and the other labs' timings would delay its own.
-    ahead = (grader.time_references_ahead(grader.labs_in([sub_path], args.lab or grader.graded_labs()))
-             if sub_path.is_dir() else None)
     try:
-        sub = grader.grade(sub_path, out, args.lab)
+        with grader.references_timed_ahead([sub_path] if sub_path.is_dir() else [],
+                                           args.lab or grader.graded_labs()):
+            sub = grader.grade(sub_path, out, args.lab)
     except GpulabError as e:
         write_not_graded(out, name, e, grader_fault=e.exit_code == EXIT_INTERNAL)
         raise
-    finally:
-        if ahead is not None:
-            ahead.join()
     report.write_all(sub, out)
     if args.format == "json":
         print(json.dumps(sub.to_json(), indent=2))

@@ -21,7 +21,7 @@ import shutil
 import threading
 import time
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from gpulab import gpulock, proc, report, scoring, shipped_reference, submission, tools
 from gpulab.checks import LabRun, Options, conflicts, correctness, library, performance, sanitizers
@@ -349,6 +349,17 @@ class Grader:
                 if files is None or submission.find_student_files(lab, self.rubric(lab).student_files, files).any:
                     count[lab] += 1
         return [lab for lab in sorted(labs, key=lambda l: -count[l]) if count[lab]]
+
+    @contextlib.contextmanager
+    def references_timed_ahead(self, subs: list[Path], labs: list[str]) -> Iterator[None]:
+        """Grade `subs` inside this: the references of the labs they hand in (of `labs`) are timed
+        while their first builds run (time_references_ahead), and that thread is joined at the end."""
+        ahead = self.time_references_ahead(self.labs_in(subs, labs))
+        try:
+            yield
+        finally:
+            if ahead is not None:
+                ahead.join()
 
     def time_references_ahead(self, labs: list[str]) -> threading.Thread | None:
         """A grader's first rows (a batch's, or the one submission of a plain grade) spend their
