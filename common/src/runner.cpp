@@ -5,7 +5,6 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <fstream>
-#include <iterator>
 
 #include "gpulab/cuda_check.hpp"
 #include "gpulab/device_info.hpp"
@@ -83,9 +82,17 @@ std::variant<std::vector<unsigned char>, std::string> load_saved_output(const st
     return "saved output " + path + " has no valid header";
   if (lab != lab_id || stage != stage_id)
     return "saved output " + path + " is for " + lab + "/" + stage + ", not " + lab_id + "/" + stage_id;
-  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() != count)
-    return "saved output " + path + " holds " + std::to_string(bytes.size()) + " bytes, its header says " + std::to_string(count);
+  // One read of the size the file has (not byte by byte: 64 MiB that way took ~0.1 s per stage).
+  const auto body_start = in.tellg();
+  in.seekg(0, std::ios::end);
+  const auto body_end = in.tellg();
+  in.seekg(body_start);
+  const auto held = body_start >= 0 && body_end >= body_start ? static_cast<std::size_t>(body_end - body_start) : 0;
+  if (!in || held != count)
+    return "saved output " + path + " holds " + std::to_string(held) + " bytes, its header says " + std::to_string(count);
+  std::vector<unsigned char> bytes(count);
+  if (count > 0 && !in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(count)))
+    return "saved output " + path + ": reading its " + std::to_string(count) + " bytes failed";
   return bytes;
 }
 
