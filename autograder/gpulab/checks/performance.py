@@ -19,6 +19,8 @@ from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
 # A stage's honest median (events around all its work) is never far below the kernel time
 # Nsight Compute measures for it; well below means the student's process did not measure it.
 TIMING_TRUST = 0.8
+# Further timings of a stage that lost performance points (retime_below_full_credit).
+RETIMES = 2
 
 
 def run(lr: LabRun) -> None:
@@ -43,6 +45,8 @@ def run(lr: LabRun) -> None:
     with scoring.add_time(spent, "student timed"):
         t_student = time_stages(lr.runner, ids, lr.rubric, lr.sandbox, lr.options.timer)
     ratio = lr.rubric.performance.full_credit_ratio
+    with scoring.add_time(spent, "student timed again (stages below full credit)"):
+        timings = retime_below_full_credit(lr, t_ref, t_student, ratio)
     if lr.options.verify_timing and lr.rubric.performance.size is not None:
         with scoring.add_time(spent, "ncu kernel times (cross-check)"):
             profile_stages(lr, [s for s in ids if t_ref[s][0] is not None and t_student[s][0] is not None],
@@ -56,14 +60,39 @@ def run(lr: LabRun) -> None:
             check = Check("performance", FAIL, 0, sp.performance, why, data={"t_ref_ms": tr})
         else:
             got = scoring.performance_points(sp.performance, t, tr, ratio)
+            tries = timings.get(sp.id, [t])
+            best_of = f", the fastest of {len(tries)} timings" if len(tries) > 1 else ""
             check = Check("performance", PASS if got >= sp.performance else FAIL, got, sp.performance,
-                          f"{t:.4g} ms vs reference {tr:.4g} ms ({t / tr:.2f}x; full credit <= {ratio:g}x)",
+                          f"{t:.4g} ms{best_of} vs reference {tr:.4g} ms ({t / tr:.2f}x; full credit <= {ratio:g}x)",
                           data={"t_ms": t, "t_ref_ms": tr, "ratio": t / tr, "full_credit_ratio": ratio,
-                                "timer": lr.options.timer,
+                                "timer": lr.options.timer, "timings_ms": tries,
                                 "n": lr.rubric.performance.size.arg if lr.rubric.performance.size else None})
             if lr.options.verify_timing:
                 check = cross_check(lr, check, sp, t)
         lr.grades[sp.id].checks["performance"] = check
+
+
+def retime_below_full_credit(lr: LabRun, t_ref: dict[str, tuple[float | None, str]],
+                             t_student: dict[str, tuple[float | None, str]], ratio: float) -> dict[str, list[float]]:
+    """Stages timed slower than full credit are timed again, up to RETIMES more times (in one
+    process per round, like the first timing), and keep their fastest median; `t_student` is
+    updated. A moment of noise on the machine costs no points, slowness that repeats still does.
+    Seen on an H100 (2026-11-24): the reference graded as a student beside another grade timed one
+    48-launch stage at 1.48x the reference (2.71 of 4 points); alone 1.00x; Nsight Compute measured
+    0.65 ms of kernels both times. Only stages that already lose points pay the extra runs, and the
+    fastest median still answers to the Nsight Compute cross-check. Returns {stage: medians}."""
+    timings = {s: [t] for s, (t, _) in t_student.items() if t is not None}
+    for _ in range(RETIMES):
+        slow = [s for s, ts in timings.items() if t_ref[s][0] is not None and min(ts) > ratio * t_ref[s][0]]
+        if not slow:
+            break
+        again = time_stages(lr.runner, slow, lr.rubric, lr.sandbox, lr.options.timer)
+        for s in slow:
+            if again[s][0] is not None:
+                timings[s].append(again[s][0])
+    for s, ts in timings.items():
+        t_student[s] = (min(ts), "")
+    return timings
 
 
 def time_stages(runner: Path, stages: list[str], rubric: Rubric, sandbox: Sandbox | None, timer: str = "sync"
