@@ -2,7 +2,7 @@
 
     files -> lint (lint.py) -> build (workspace.py, in the sandbox's jail) -> reference (built and
     probed once per lab) -> correctness -> sanitizers -> conflicts -> performance -> library
-    (checks/*.py, over one checks.LabRun)
+    (checks/*.py, over one checks.LabRun; the conflicts' profiles start beside correctness)
 
 Every run of student code is its own process (sandbox.py) with a timeout, so a crash or a hang
 costs only that case. GPU work holds the machine-wide GPU lock (gpulock.py), so builds of other
@@ -290,15 +290,20 @@ class Grader:
                 elif lr.reference == shipped_reference.shipped_path(self.course.source, lab):
                     lg.notes.append(SELF_GRADE_SHIPPED)
             # GPU work holds the GPU lock for the whole lab so that no other grading job disturbs
-            # the timings; inside it, independent correctness and sanitizer processes run in
-            # parallel (they are not timed).
+            # the timings; inside it, the untimed work runs side by side: correctness and
+            # sanitizer processes in parallel, and the bank-conflict profiles (exact counts,
+            # checks/conflicts.py) beside both. The performance phase runs alone after them.
             self._rows_on_gpu.set()
             lock = gpulock.gpu_lock() if self.gpu and any(lr.on_gpu.values()) else contextlib.nullcontext()
-            with lock:
+            with lock, contextlib.ExitStack() as beside:
+                if conflicts.Ahead.wanted(lr):
+                    lr.conflicts_ahead = beside.enter_context(conflicts.Ahead(lr))
                 for name, check in CHECKS:
                     self.options.log(f"{lab}: {name}")
                     with phase(name):
                         check.run(lr)
+                    if name == "correctness" and lr.conflicts_ahead is not None:
+                        lr.conflicts_ahead.decide()
             order = {sp.id: i for i, sp in enumerate(rubric.stages)}
             lg.stages = sorted(lr.grades.values(), key=lambda g: order.get(g.id, 0))
         finally:

@@ -21,6 +21,7 @@ import json
 import re
 import shutil
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -280,10 +281,10 @@ def diagnose_failure(output: str) -> tuple[str, str] | None:
 
 def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: str,
              wrapper: list[str] | None = None, cwd: Path | None = None,
-             env: dict[str, str] | None = None) -> proc.Result:
+             env: dict[str, str] | None = None, cancel: threading.Event | None = None) -> proc.Result:
     """ncu with args (after `wrapper`, the sandbox's jail), its output logged. A profiling run
     (student code) gets the sandbox's clean `env`; reading a report back needs no wrapper."""
-    res = proc.run((wrapper or []) + [str(ncu)] + args, timeout=timeout, cwd=cwd, env=env)
+    res = proc.run((wrapper or []) + [str(ncu)] + args, timeout=timeout, cwd=cwd, env=env, cancel=cancel)
     if log is not None:
         _log_result(log, res, wrapper, tag)
     return res
@@ -499,9 +500,10 @@ def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeo
 def profile_stage_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
                             wrapper: list[str] | None = None, scratch: Path | None = None,
                             runner_args: list[str] | None = None,
-                            env: dict[str, str] | None = None) -> ConflictReport | ProfiledStage:
+                            env: dict[str, str] | None = None,
+                            cancel: threading.Event | None = None) -> ConflictReport | ProfiledStage:
     """The GPU half: one Source Counters profile of the stage, its report moved to `work`; a
-    ConflictReport when that already decides (not measured, no kernel).
+    ConflictReport when that already decides (not measured, no kernel, `cancel` set).
 
     Only the stage's own NVTX range "gpulab:<stage>" is profiled (the runner pushes it around the
     stage's run()), so input generation and output poisoning kernels do not count. The profiling
@@ -518,9 +520,11 @@ def profile_stage_conflicts(runner: Path, stage: str, size_arg: str, work: Path,
     target = _stage_run(runner, stage, size_arg) + (runner_args or [])
     base = ["--section", "SourceCounters", "--export", str(rep), "--force-overwrite"]
     nvtx = _stage_nvtx_filter(stage)
-    res = _run_ncu(ncu, base + nvtx + target, timeout, log, "profile", wrapper, scratch, env)
+    res = _run_ncu(ncu, base + nvtx + target, timeout, log, "profile", wrapper, scratch, env, cancel)
     notes = []
     out = res.stdout + res.stderr
+    if res.cancelled:
+        return ConflictReport.not_run(stage, "profile cancelled: the stage's correctness decided it first")
     if res.timed_out:
         return ConflictReport.not_run(stage, f"ncu timed out after {timeout:.0f} s",
                                       "raise [limits] tool_timeout or lower [conflicts] n in the rubric")
@@ -529,8 +533,11 @@ def profile_stage_conflicts(runner: Path, stage: str, size_arg: str, work: Path,
         return ConflictReport.not_run(stage, *diag)
     if "No kernels were profiled" in out:
         notes.append("no kernel matched the NVTX range gpulab:%s; profiled every kernel of the run instead" % stage)
-        res = _run_ncu(ncu, base + target, timeout, log, "profile without NVTX filter", wrapper, scratch, env)
+        res = _run_ncu(ncu, base + target, timeout, log, "profile without NVTX filter", wrapper, scratch, env,
+                       cancel)
         out = res.stdout + res.stderr
+        if res.cancelled:
+            return ConflictReport.not_run(stage, "profile cancelled: the stage's correctness decided it first")
         if "No kernels were profiled" in out:
             return ConflictReport(stage, True, 0, 0, notes=notes + ["the stage launched no kernel"])
     report_file = rep.with_name(rep.name + ".ncu-rep")

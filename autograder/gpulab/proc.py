@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import math
 import os
 import shutil
 import signal
@@ -50,15 +51,18 @@ class Result:
     timed_out: bool = False
     truncated: bool = False
     extra: dict = field(default_factory=dict)
+    cancelled: bool = False   # ended by run()'s `cancel`, not by itself or its timeout
 
     @property
     def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
+        return self.returncode == 0 and not self.timed_out and not self.cancelled
 
     def describe_exit(self) -> str:
         """'exit 1', 'killed by SIGSEGV', 'timed out after 30 s' — for reports."""
         if self.timed_out:
             return f"timed out after {self.seconds:.0f} s"
+        if self.cancelled:
+            return f"cancelled after {self.seconds:.1f} s"
         if self.returncode < 0:
             try:
                 name = signal.Signals(-self.returncode).name
@@ -215,19 +219,19 @@ def terminate_all() -> int:
     return kill_tree(leaders, {os.getpid()})
 
 
-def _wait_exited(pid: int, timeout: float | None) -> bool:
+def _wait_exited(pid: int, timeout: float | None, cancel: threading.Event | None = None) -> bool:
     """Waits for the child to exit without reaping it (WNOWAIT): while it is a zombie its pid,
     which is also its session id, cannot be reused, so its leftovers can be found safely.
-    False when the timeout came first."""
+    False when the timeout came first or `cancel` was set."""
     try:
-        if timeout is None:
+        if timeout is None and cancel is None:
             os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
             return True
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout if timeout is not None else math.inf
         delay = 0.0005
         while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
             now = time.monotonic()
-            if now >= deadline:
+            if now >= deadline or (cancel is not None and cancel.is_set()):
                 return False
             delay = min(delay * 2, 0.05)   # as subprocess.Popen.wait polls
             time.sleep(min(delay, deadline - now))
@@ -239,8 +243,10 @@ def _wait_exited(pid: int, timeout: float | None) -> bool:
 def run(cmd: Sequence[str | os.PathLike], *, timeout: float | None = None,
         env: Mapping[str, str] | None = None, cwd: str | os.PathLike | None = None,
         preexec: Callable[[], None] | None = None, max_output: int = MAX_OUTPUT,
-        stdin_devnull: bool = True) -> Result:
+        stdin_devnull: bool = True, cancel: threading.Event | None = None) -> Result:
     """Runs cmd to completion or until `timeout` seconds, capturing (bounded) stdout and stderr.
+    Setting `cancel` (from another thread) ends it early, as a timeout does but reported as
+    `cancelled` (work started on a guess that turned out not to be needed).
 
     Output goes to temporary files rather than pipes so that a child that prints without end
     cannot block or exhaust the grader's memory. When it ends, for whatever reason, nothing it
@@ -265,7 +271,7 @@ def run(cmd: Sequence[str | os.PathLike], *, timeout: float | None = None,
                     return Result(argv, 126, "", f"{argv[0]}: permission denied", 0.0)
                 _live[proc.pid] = proc
             try:
-                timed_out = not _wait_exited(proc.pid, timeout)
+                ended_early = not _wait_exited(proc.pid, timeout, cancel)
             finally:
                 # Timed out, exited with leftovers, or this thread interrupted: the whole tree
                 # goes, while the leader is still unreaped (its session id stays its own).
@@ -276,7 +282,9 @@ def run(cmd: Sequence[str | os.PathLike], *, timeout: float | None = None,
             seconds = time.monotonic() - start
         stdout, t1 = _read_capped(out_path, max_output)
         stderr, t2 = _read_capped(err_path, max_output)
-    return Result(argv, proc.returncode, stdout, stderr, seconds, timed_out, t1 or t2)
+    cancelled = ended_early and cancel is not None and cancel.is_set()
+    return Result(argv, proc.returncode, stdout, stderr, seconds, ended_early and not cancelled, t1 or t2,
+                  cancelled=cancelled)
 
 
 def background(argv: Sequence[str | os.PathLike]) -> list[str]:

@@ -190,6 +190,35 @@ class GradingTest(TempDir, unittest.TestCase):
                             for l in lines[1:]), times)
         self.assertTrue(any("hidden case" in l for l in lines[1:]), times)
 
+    def test_conflict_profiles_run_beside_the_correctness_phase(self):
+        # naive's cases take 1.5 s each; shared's bank-conflict profile starts before the last
+        # of them ends, and its verdict counts (shared passes its gate).
+        events = self.tmp / "events.log"
+        with env(FAKE_NCU_EVENTS_LOG=str(events), FAKE_RUNNER_EVENTS_LOG=str(events)):
+            sub = self.grade({"naive": dict(GOOD["naive"], sleep_s=1.5), "shared": GOOD["shared"]},
+                             verify_timing=False)
+        lines = [l.split() for l in events.read_text().splitlines()]
+        profiled = [float(t) for kind, stage, t in lines if kind == "profile-start" and stage == "shared"]
+        ends = [float(t) for kind, _, t in lines if kind == "case-end"]
+        self.assertEqual(len(profiled), 1, lines)
+        self.assertLess(profiled[0], max(ends))
+        self.assertEqual(self.stage(sub, "shared").checks["conflict_free"].points, 4)
+        times = (self.tmp / "out" / "logs" / "scan" / "conflicts-times.txt").read_text()
+        self.assertRegex(times, r"s  shared\n")
+
+    def test_a_profile_the_gate_turns_away_is_cancelled(self):
+        # shared is TODO; its profile (60 s here) starts beside naive's slow cases and is
+        # cancelled once correctness has decided: the gate's verdict stands, the grade goes on.
+        events = self.tmp / "events.log"
+        with env(FAKE_NCU_EVENTS_LOG=str(events), FAKE_NCU_PROFILE_SECONDS="60"):
+            sub = self.grade({"naive": dict(GOOD["naive"], sleep_s=1.0)}, verify_timing=False)
+        self.assertIn("profile-start shared", events.read_text())
+        self.assertLess(sub.labs[0].seconds, 30)
+        check = self.stage(sub, "shared").checks["conflict_free"]
+        self.assertEqual((check.status, check.points, check.summary), ("fail", 0, "not implemented"))
+        times = (self.tmp / "out" / "logs" / "scan" / "conflicts-times.txt").read_text()
+        self.assertIn("shared (not counted: not implemented)", times)
+
     def test_batch_times_the_references_while_its_first_rows_build(self):
         log = self.tmp / "devices.log"
         g = fake_grader(self.course, self.tmp)

@@ -85,6 +85,17 @@ class KillTreeTest(TempDir, unittest.TestCase):
         left = [p for p in self.pids() if alive(p)]
         self.assertEqual(left, [], "processes started by a timed-out child are still running")
 
+    def test_cancel_ends_the_whole_tree_early_and_says_so(self):
+        import threading
+        cancel = threading.Event()
+        threading.Timer(1.0, cancel.set).start()
+        res = proc.run([sys.executable, "-c", DETACHING, str(self.tmp), "wait"], timeout=60, cancel=cancel)
+        self.assertTrue(res.cancelled)
+        self.assertFalse(res.timed_out or res.ok)
+        self.assertLess(res.seconds, 30)
+        self.assertRegex(res.describe_exit(), r"^cancelled after \d+\.\d s$")
+        self.assertEqual([p for p in self.pids() if alive(p)], [], "processes of a cancelled child still run")
+
     def test_background_work_runs_niced(self):
         res = proc.run(proc.background(["sh", "-c", "nice"]), timeout=10)
         self.assertEqual(res.stdout.strip(), str(os.nice(0) + proc.BUILD_NICENESS), res)

@@ -64,6 +64,9 @@ class LabRun:
     # The reference's medians {stage: (ms, why not)}: the grader's per-device cache (Grader.reference_times);
     # None times the reference afresh.
     reference_times: Callable[[list[str]], dict[str, tuple[float | None, str]]] | None = None
+    # The bank-conflict profiles started beside the correctness phase (checks.conflicts.Ahead);
+    # None: the conflicts phase profiles its stages itself.
+    conflicts_ahead: Any = None
 
     def write_times(self, phase: str, parts: dict[str, float | dict[str, float]], header: str = "") -> None:
         """logs/<lab>/<phase>-times.txt: where a phase's time went, longest first; a part given as

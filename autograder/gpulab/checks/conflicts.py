@@ -1,34 +1,136 @@
 """Bank conflicts: Nsight Compute's excess shared wavefronts of each stage with `conflict_free`
-points, profiled in the sandbox's jail (README, step 6)."""
+points, profiled in the sandbox's jail (README, step 6).
+
+The profiles start beside the correctness phase (`Ahead`, opened by the pipeline before it): the
+excess wavefronts are instruction-level counts (Source Counters patch the stage's own code), so
+what other processes run on the GPU does not move them, and nothing is timed until the
+performance phase, which runs alone after this one. Correctness decides afterwards which
+profiles count: a stage its gate turns away (TODO, no passing case) keeps the gate's verdict,
+and its profile, if one is still running then, is cancelled.
+"""
 
 from __future__ import annotations
 
 import shutil
+import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from types import TracebackType
 
 from gpulab import ncu
 from gpulab.checks import SANDBOX_FIX, LabRun
+from gpulab.rubric import StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
 
 
 def run(lr: LabRun) -> None:
-    # A stage's report is read back (three ncu imports, CPU only) while the GPU profiles the next
-    # stage: ~2 s of each stage's 4-7 s on the H200 (2026-11-23) no longer adds up.
-    with ThreadPoolExecutor(max_workers=2) as readers:
-        pending = {}
-        for sp in lr.points:
-            if sp.conflict_free > 0:
-                lr.options.log(f"{lr.lab}/{sp.id}: bank conflicts (ncu)")
-                pending[sp.id] = stage(lr, sp.id, sp.conflict_free, readers)
-        for sid, check in pending.items():
-            lr.grades[sid].checks["conflict_free"] = check.result() if isinstance(check, Future) else check
+    """The stages' conflict_free checks: from the profiles started ahead (lr.conflicts_ahead),
+    else profiled now, one stage after another."""
+    ahead = lr.conflicts_ahead
+    if ahead is None:
+        with Ahead(lr, decided=True) as now:
+            now.finish()
+    else:
+        ahead.finish()
 
 
-def stage(lr: LabRun, sid: str, pts: float, readers: ThreadPoolExecutor) -> Check | Future:
-    """The stage's check when its gate decides, else its future: profiled here, read by `readers`."""
-    gated = lr.gate(lr.grades[sid], "conflict_free", pts, True)
-    if gated:
-        return gated
+class Ahead:
+    """Profiles the stages with conflict_free points one after another on a thread of its own; a
+    stage's report is read back (three ncu imports, CPU only) while the GPU profiles the next
+    (~2 s of each stage's 4-7 s on the H200, 2026-11-23). Until `decide()` (correctness has run)
+    every such stage is profiled; after it only those the gate lets through. `finish()` gives
+    every stage its check. Use as a context manager: leaving cancels what still runs."""
+
+    def __init__(self, lr: LabRun, decided: bool = False) -> None:
+        self.lr = lr
+        self.stages = [sp for sp in lr.points if sp.conflict_free > 0]
+        self._readers = ThreadPoolExecutor(max_workers=2)
+        self._results: dict[str, Check | Future] = {}
+        self._seconds: dict[str, float] = {}
+        self._cancel: dict[str, threading.Event] = {}
+        self._lock = threading.Lock()
+        self._decided = threading.Event()
+        if decided:
+            self._decided.set()
+        self._error: BaseException | None = None
+        self._closing = False
+        self._start = time.monotonic()
+        self._thread = threading.Thread(target=self._profile_all, name=f"gpulab-conflicts-{lr.lab}", daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def wanted(lr: LabRun) -> bool:
+        """Worth starting before correctness: some stage has conflict points and nothing that
+        correctness does not decide (no GPU, --no-conflicts) rules them all out."""
+        return lr.gpu and lr.options.conflicts and any(sp.conflict_free > 0 for sp in lr.points)
+
+    def __enter__(self) -> "Ahead":
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        with self._lock:
+            self._closing = True
+            for ev in self._cancel.values():
+                ev.set()
+        self._thread.join()
+        self._readers.shutdown(wait=True, cancel_futures=True)
+
+    def _gate(self, sp: StagePoints) -> Check | None:
+        """The gate's verdict once correctness has decided; None before it, or to go on."""
+        if not self._decided.is_set():
+            return None
+        return self.lr.gate(self.lr.grades[sp.id], "conflict_free", sp.conflict_free, True)
+
+    def _profile_all(self) -> None:
+        try:
+            for sp in self.stages:
+                with self._lock:
+                    if self._closing:
+                        return
+                    if self._gate(sp):
+                        continue
+                    cancel = self._cancel[sp.id] = threading.Event()
+                t0 = time.monotonic()
+                self.lr.options.log(f"{self.lr.lab}/{sp.id}: bank conflicts (ncu)")
+                self._results[sp.id] = stage(self.lr, sp.id, self._readers, cancel)
+                self._seconds[sp.id] = time.monotonic() - t0
+        except BaseException as e:  # noqa: BLE001 (re-raised by finish() on the pipeline's thread)
+            self._error = e
+
+    def decide(self) -> None:
+        """Correctness has run: the gates are known. A running profile of a stage its gate turns
+        away is cancelled, and no such stage is started."""
+        with self._lock:
+            self._decided.set()
+            for sp in self.stages:
+                if sp.id in self._cancel and self._gate(sp):
+                    self._cancel[sp.id].set()
+
+    def finish(self) -> None:
+        """Waits for the profiles and gives each stage its check: the gate's, else its report's."""
+        self.decide()
+        waited = time.monotonic()
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        spent = {}
+        for sp in self.stages:
+            gated = self._gate(sp)
+            got = self._results.get(sp.id)
+            self.lr.grades[sp.id].checks["conflict_free"] = gated or (got.result() if isinstance(got, Future) else got)
+            if sp.id in self._seconds:
+                spent[sp.id + (f" (not counted: {gated.summary})" if gated else "")] = self._seconds[sp.id]
+        end = time.monotonic()
+        self.lr.write_times("conflicts", spent,
+                            header=f"ncu per stage; {end - self._start:.1f} s from the first profile to the last "
+                                   f"verdict, {end - waited:.1f} s of them after the phases beside it")
+
+
+def stage(lr: LabRun, sid: str, readers: ThreadPoolExecutor, cancel: threading.Event | None = None
+          ) -> Check | Future:
+    """The stage profiled here (ncu on the GPU), its report read by `readers` (a future)."""
+    pts = next(sp.conflict_free for sp in lr.points if sp.id == sid)
     rubric = lr.rubric
     assert rubric.conflicts_size is not None
     # ncu and its target run in the jail (as the sandbox user where the driver allows it,
@@ -41,7 +143,7 @@ def stage(lr: LabRun, sid: str, pts: float, readers: ThreadPoolExecutor) -> Chec
         else:
             profiled = ncu.profile_stage_conflicts(lr.runner, sid, rubric.conflicts_size.arg, lr.logs,
                                                    rubric.tool_timeout, wrapper=wrapper, scratch=scratch,
-                                                   env=lr.sandbox.env(scratch))
+                                                   env=lr.sandbox.env(scratch), cancel=cancel)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return readers.submit(_verdict, lr, sid, pts, profiled)

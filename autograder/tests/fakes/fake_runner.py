@@ -5,7 +5,9 @@ Usage: fake_runner.py CONFIG.json|'{...}' <runner args>. CONFIG: {"lab", "title"
 "stages": [{"id", "where", ...}], "behaviour": {stage: {...}}, "behaviour_file": path}.
 A student's behaviour comes from behaviour_file (the "source" the fake build copied), a JSON
 object {stage: {"status", "fail_n": [...], "crash", "hang", "median_ms", "junk", "fake_json",
-"exit_early", "median_ms_runs" + "runs_file" (a median per timed process, in turn)}}.
+"exit_early", "median_ms_runs" + "runs_file" (a median per timed process, in turn), "sleep_s"}}.
+FAKE_RUNNER_EVENTS_LOG: the end of each untimed run (--no-time: a correctness case) is appended
+("case-end <stages> <time>").
 """
 import json
 import os
@@ -104,6 +106,8 @@ def main() -> int:
             os._exit(0)
         if b.get("hang"):
             time.sleep(3600)
+        if b.get("sleep_s"):
+            time.sleep(float(b["sleep_s"]))
         if b.get("crash"):
             sys.stdout.flush()
             os.kill(os.getpid(), signal.SIGSEGV)
@@ -133,6 +137,9 @@ def main() -> int:
     doc = {"lab": cfg["lab"], "implementation": cfg.get("implementation", "student"), "device": None,
            "problem": problem, "results": results}
     print(json.dumps(doc, indent=2) if fmt == "json" else "\n".join(f"{r['stage']} {r['status']}" for r in results))
+    if os.environ.get("FAKE_RUNNER_EVENTS_LOG") and no_time:
+        with open(os.environ["FAKE_RUNNER_EVENTS_LOG"], "a") as f:
+            f.write(f"case-end {','.join(stages)} {time.time()}\n")
     return code
 
 
