@@ -15,12 +15,13 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator
 
 from gpulab import handout, locks, ownership, proc, symbols
 from gpulab.errors import EXIT_INTERNAL, GpulabError
 from gpulab.paths import read_cmake_cache
+from gpulab.rubric import load_rubric
 
 CONFIGURE_TIMEOUT = 600
 BUILD_TIMEOUT = 900
@@ -36,14 +37,17 @@ INHERITED = ("CMAKE_PREFIX_PATH", "CMAKE_CUDA_ARCHITECTURES", "CMAKE_BUILD_TYPE"
 
 PREBUILT_KEY = "GPULAB_PREBUILT_COMMON"   # common/CMakeLists.txt
 COMMON_ARCHIVE = Path("common") / "libgpulab_common.a"
+HARNESS_KEY = "GPULAB_PREBUILT_HARNESS"   # common/cmake/GpulabLab.cmake
+HARNESS_LIST = "harness-objects.txt"      # <build>/labs/<lab>/: the lab's harness objects, a path a line
 
 
-def build_calling_target(build: Path, target: str, timeout: float = BUILD_TIMEOUT) -> proc.Result:
-    """Builds a target of the calling build (the reference runner, the common library). Another
-    `gpulab grade` may be building in that tree too: two ninjas in one build tree race on its
-    outputs and logs, so they take turns (locks.py)."""
+def build_calling_target(build: Path, target: str | list[str], timeout: float = BUILD_TIMEOUT) -> proc.Result:
+    """Builds targets of the calling build (the reference runner, the common library, the labs'
+    harnesses). Another `gpulab grade` may be building in that tree too: two ninjas in one build
+    tree race on its outputs and logs, so they take turns (locks.py)."""
+    targets = [target] if isinstance(target, str) else target
     with locks.held(build / "grading-build.lock"):
-        return proc.run(proc.background(["cmake", "--build", str(build), "--target", target]), timeout=timeout)
+        return proc.run(proc.background(["cmake", "--build", str(build), "--target", *targets]), timeout=timeout)
 
 
 def prebuilt_candidate(calling_build: Path | None, cache: dict[str, str], course_src: Path) -> Path | None:
@@ -148,31 +152,72 @@ class Slot:
         ownership.write(self.root, stamp)
 
     def _configure_args(self, prebuilt: Path | None) -> list[str]:
-        """The calling build's settings, and the prebuilt common library or explicitly none (a
-        cache entry would otherwise outlive the slot's next configure)."""
-        return configure_args(self.cache) + [f"-D{PREBUILT_KEY}={prebuilt or ''}"]
+        """The calling build's settings, and the prebuilt common library and harness folder or
+        explicitly none (a cache entry would otherwise outlive the slot's next configure)."""
+        return configure_args(self.cache) + [f"-D{PREBUILT_KEY}={prebuilt or ''}",
+                                             f"-D{HARNESS_KEY}={self.prebuilt if prebuilt else ''}"]
 
-    def _take_prebuilt(self, calling_lib: Path, dest: Path) -> bool:
-        """Brings the calling build's libgpulab_common.a up to date (in that build, taking turns
-        with other graders building there) and copies it into the slot, if the slot's common/ is
-        byte for byte the course's (the handout export strips solution blocks; common/ has none,
-        and a library built from other sources is never linked). False: compile common/ here."""
-        course_common = [rel for rel in handout.exported_files(self.course_src) if rel.parts[:1] == ("common",)]
-        for rel in course_common:
+    def _same_as_course(self, files: list[PurePosixPath]) -> bool:
+        """Each course file is byte for byte the same in the slot's exported copy."""
+        for rel in files:
             mine = self.src / handout.destination(rel)
             try:
                 if not mine.is_file() or mine.read_bytes() != (self.course_src / rel).read_bytes():
                     return False
             except OSError:
                 return False
-        res = build_calling_target(calling_lib.parents[1], "gpulab_common")
+        return True
+
+    def _take_prebuilt(self, calling_lib: Path, dest: Path) -> bool:
+        """Brings the calling build's libgpulab_common.a up to date (in that build, taking turns
+        with other graders building there) and copies it into the slot, if the slot's common/ is
+        byte for byte the course's (the handout export strips solution blocks; common/ has none,
+        and a library built from other sources is never linked); then the labs' harness objects
+        the same way (_take_harnesses). False: compile common/ here."""
+        exported = handout.exported_files(self.course_src)
+        if not self._same_as_course([rel for rel in exported if rel.parts[:1] == ("common",)]):
+            return False
+        calling_build = calling_lib.parents[1]
+        res = build_calling_target(calling_build, "gpulab_common")
         if not res.ok or not calling_lib.is_file():
             return False
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_name(dest.name + ".tmp")
         shutil.copy2(calling_lib, tmp)
         os.replace(tmp, dest)
+        self._take_harnesses(calling_build, exported)
         return True
+
+    def _take_harnesses(self, calling_build: Path, exported: list[PurePosixPath]) -> list[str]:
+        """Copies each lab's harness objects from the calling build into prebuilt/<lab>/ and lists
+        them in prebuilt/<lab>/objects.txt (GpulabLab.cmake links them instead of compiling the
+        harness), for every lab whose files other than its student files are byte for byte the
+        course's: the harness includes only those and common/ (test_lab_cmake.py). A lab whose
+        harness the calling build cannot bring up to date is compiled here. Returns the labs taken."""
+        labs = {}
+        for rubric in sorted(self.course_src.glob("labs/*/rubric.toml")):
+            lab = rubric.parent.name
+            try:
+                student = set(load_rubric(rubric).student_files)
+            except GpulabError:
+                continue
+            mine = [rel for rel in exported if rel.parts[:2] == ("labs", lab)]
+            if (calling_build / "labs" / lab / HARNESS_LIST).is_file() and self._same_as_course(
+                    [rel for rel in mine if str(PurePosixPath(*rel.parts[2:])) not in student]):
+                labs[lab] = calling_build / "labs" / lab / HARNESS_LIST
+        if not labs or not build_calling_target(calling_build, [f"{lab}-harness" for lab in labs]).ok:
+            return []
+        for lab, listing in labs.items():
+            folder = self.prebuilt / lab
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            copies = []
+            for i, line in enumerate(l.strip() for l in listing.read_text().splitlines() if l.strip()):
+                copy = folder / f"{i}-{Path(line).name}"
+                shutil.copy2(line, copy)
+                copies.append(str(copy))
+            (folder / "objects.txt").write_text("".join(c + "\n" for c in copies))
+        return list(labs)
 
     def common_archive(self) -> Path:
         """The common library the slot's runners link: compiled here, or the prebuilt copy."""

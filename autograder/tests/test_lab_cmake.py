@@ -1,8 +1,10 @@
 """common/cmake/GpulabLab.cmake: which tests a lab registers in the instructor tree and in the
 handout. Configured for real (host C++ only, nothing built) in a tiny project around the function."""
 
+import re
 import shutil
 import subprocess
+import tomllib
 import unittest
 from pathlib import Path
 
@@ -61,6 +63,66 @@ class NothingBuiltTest(TempDir, unittest.TestCase):
                              timeout=60)
         self.assertNotEqual(res.returncode, 0)
         self.assertIn("cmake --workflow --preset default", " ".join((res.stdout + res.stderr).split()))
+
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+
+
+def harness_problems(lab_dir: Path, common_include: Path = REPO / "common" / "include") -> list[str]:
+    """What keeps a lab's harness from being compiled once for both implementations and taken
+    prebuilt into a grading slot (workspace._take_harnesses): a HARNESS file that is a student
+    file, or a quoted include, followed through everything the harness reaches and resolved as
+    the compiler does (the including file's folder, the lab's folder, common/include; found
+    nowhere: a system header), that is a student file or lies outside the lab and common/include."""
+    lab_dir, common_include = lab_dir.resolve(), common_include.resolve()
+    student = set(tomllib.loads((lab_dir / "rubric.toml").read_text())["student_files"])
+    listed = re.search(r"gpulab_add_lab\(\s*\S+\s+HARNESS\s+([^)]*?)\s+(TESTS|LIBS|\))",
+                       (lab_dir / "CMakeLists.txt").read_text())
+    if not listed:
+        return [f"{lab_dir}/CMakeLists.txt: no gpulab_add_lab(... HARNESS ...)"]
+    problems = [f"HARNESS lists the student file {f}" for f in listed.group(1).split() if f in student]
+    seen: set[Path] = set()
+    todo = [lab_dir / f for f in listed.group(1).split()]
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        for name in INCLUDE.findall(f.read_text()):
+            found = next(((base / name).resolve() for base in (f.parent, lab_dir, common_include)
+                          if (base / name).is_file()), None)
+            if found is None:
+                continue
+            if lab_dir in found.parents and str(found.relative_to(lab_dir)) in student:
+                problems.append(f"{f.name} includes the student file {name}")
+            elif lab_dir not in found.parents and common_include not in found.parents:
+                problems.append(f"{f.name} includes {found}, outside the lab and common/include")
+            todo.append(found)
+    return problems
+
+
+class HarnessTest(TempDir, unittest.TestCase):
+    def test_no_harness_reaches_a_student_file(self):
+        labs = sorted(p.parent for p in (REPO / "labs").glob("*/rubric.toml"))
+        self.assertGreaterEqual(len(labs), 3)
+        for lab_dir in labs:
+            with self.subTest(lab=lab_dir.name):
+                self.assertEqual(harness_problems(lab_dir), [])
+
+    def test_a_harness_that_includes_a_student_file_is_found(self):
+        lab = self.tmp / "labs" / "demo"
+        (lab / "detail").mkdir(parents=True)
+        files = {"CMakeLists.txt": "gpulab_add_lab(demo HARNESS lab.cu TESTS t.cpp)\n",
+                 "rubric.toml": 'student_files = ["demo.cu", "demo_device.cuh"]\n',
+                 "lab.cu": '#include <vector>\n#include "demo.cuh"\n', "demo.cuh": '#include "detail/x.cuh"\n',
+                 "detail/x.cuh": '  #  include "../demo_device.cuh"\n#include "../../../outside.h"\n',
+                 "demo_device.cuh": "", "demo.cu": ""}
+        for rel, text in files.items():
+            (lab / rel).write_text(text)
+        (self.tmp / "outside.h").write_text("")
+        self.assertEqual(harness_problems(lab, self.tmp / "common" / "include"),
+                         ["x.cuh includes the student file ../demo_device.cuh",
+                          f"x.cuh includes {(self.tmp / 'outside.h').resolve()}, outside the lab and common/include"])
 
 
 if __name__ == "__main__":

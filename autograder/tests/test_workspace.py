@@ -180,6 +180,54 @@ class PrebuiltCommonTest(WorkspaceCase):
         self.assertEqual(self.prebuilt_of_a_new_slot(FAKE_CMAKE_COMMON_FAILS="1")[0], "")
 
 
+class PrebuiltHarnessTest(PrebuiltCommonTest):
+    """With the common library, a slot takes each lab's harness objects from the calling build
+    (prebuilt/<lab>/objects.txt, which GpulabLab.cmake links instead of compiling the harness)
+    when the lab's files other than its student files are the course's."""
+
+    def setUp(self):
+        super().setUp()
+        (self.course.source / "labs" / "scan" / "lab.cu").write_text("// the stage table\n")
+        objects = self.course.build / "labs" / "scan" / "CMakeFiles" / "scan-harness.dir"
+        objects.mkdir(parents=True)
+        for name in ("lab.cu.o", "scan_model.cpp.o"):
+            (objects / name).write_bytes(b"object " + name.encode())
+        (self.course.build / "labs" / "scan" / "harness-objects.txt").write_text(
+            f"{objects}/./lab.cu.o\n{objects}/./scan_model.cpp.o\n")
+        self.harness_log = self.tmp / "harness-builds.log"
+
+    def harness_of_a_new_slot(self, **env_values: str) -> tuple[str, list[str]]:
+        """(the slot's GPULAB_PREBUILT_HARNESS, the objects its scan/objects.txt lists, read)."""
+        shutil.rmtree(self.tmp / "work", ignore_errors=True)
+        ws = Workspace(self.course.source, self.tmp / "work", self.course.build, 1)
+        with env(FAKE_CMAKE_HARNESS_LOG=str(self.harness_log), **env_values), ws.slot() as slot:
+            cache = (slot.build / "CMakeCache.txt").read_text()
+            value = next(l.split("=", 1)[1] for l in cache.splitlines() if l.startswith("GPULAB_PREBUILT_HARNESS:"))
+            listing = slot.prebuilt / "scan" / "objects.txt"
+            objects = [Path(p).read_text() for p in listing.read_text().split()] if listing.is_file() else []
+            return value, objects
+
+    def test_a_slot_links_the_calling_builds_harness_objects(self):
+        value, objects = self.harness_of_a_new_slot()
+        self.assertEqual(value, str(self.tmp / "work" / "slot-0" / "prebuilt"))
+        self.assertEqual(objects, ["object lab.cu.o", "object scan_model.cpp.o"])
+        self.assertEqual(self.harness_log.read_text().split(), ["scan-harness"], "brought up to date first")
+
+    def test_not_when_a_harness_file_differs_in_the_handout(self):
+        (self.course.source / "labs" / "scan" / "lab.cu").write_text(
+            "// BEGIN SOLUTION\nint secret;\n// END SOLUTION\n")
+        self.assertEqual(self.harness_of_a_new_slot()[1], [])
+
+    def test_a_student_file_may_differ(self):
+        # The starter's scan.cu is the student's in every grade: it never stops the harness's reuse.
+        (self.course.source / "labs" / "scan" / "scan.cu").write_text(
+            "// BEGIN SOLUTION\nint mine;\n// END SOLUTION\n{}\n")
+        self.assertEqual(len(self.harness_of_a_new_slot()[1]), 2)
+
+    def test_not_when_the_calling_build_cannot_build_it(self):
+        self.assertEqual(self.harness_of_a_new_slot(FAKE_CMAKE_HARNESS_FAILS="1")[1], [])
+
+
 class SlotIdentityTest(WorkspaceCase):
     def test_a_copied_workspace_is_rebuilt_not_used(self):
         """`cp -a` of a grading workspace: its build files still name the original's course

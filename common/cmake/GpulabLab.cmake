@@ -3,15 +3,24 @@
 # The student files are read from labs/<lab>/rubric.toml (student_files = [...]): the rubric is
 # the one place they are written down (the runner's `list` names them too; a test holds it to it).
 #
-# Builds, for each implementation present:
-#   <lab>-student / <lab>-reference    library: the lab's harness (stage table) + that implementation
+# Builds:
+#   <lab>-harness                      the HARNESS files (stage table, experiments, model, library
+#                                      baselines), compiled once: they never include a student file
+#                                      (autograder/tests/test_lab_cmake.py holds every lab to it)
+# and for each implementation present:
+#   <lab>-student / <lab>-reference    object library: that implementation's student files
 #   gpulab-<lab>-student / -reference  the runner (list / run / experiment), see common/src/runner.cpp
 #   test-<lab>-student / -reference    the lab's Catch2 tests
+# Both link the harness's objects as objects (not from an archive), so a student file that defines
+# one of its symbols again is a link error, as before the split.
 # The student implementation is the files in labs/<lab>/; the reference is the same file names in
 # solutions/<lab>/, built only when that folder exists (students receive the course without it).
 # ctest runs the tests against the reference when there is one, otherwise (the handout) against the
 # student's files; the starter check (<lab>.starter.*) exists only where the reference does. GPU
 # tests carry the label `gpu` and report SKIPPED (exit 77) on a machine without a GPU.
+set(GPULAB_PREBUILT_HARNESS "" CACHE PATH
+    "a folder of <lab>/objects.txt: harness objects to link instead of compiling them (the grading workspace only)")
+
 function(gpulab_add_lab lab)
   cmake_parse_arguments(ARG "" "" "HARNESS;TESTS;LIBS" ${ARGN})
   set(lab_dir ${CMAKE_CURRENT_SOURCE_DIR})
@@ -26,6 +35,26 @@ function(gpulab_add_lab lab)
   string(REGEX REPLACE "[\" ]" "" files "${CMAKE_MATCH_1}")
   string(REPLACE "," ";" ARG_STUDENT_FILES "${files}")
   set(solution_dir ${PROJECT_SOURCE_DIR}/solutions/${lab})
+
+  # The harness. GPULAB_PREBUILT_HARNESS (the grading workspace only, autograder/gpulab/workspace.py):
+  # a folder whose <lab>/objects.txt lists this lab's harness objects compiled by the calling build
+  # from byte-identical sources with the same settings; a slot links those instead of compiling
+  # them (scan's scan_cub.cu alone was the critical path of a cold grade's build, 17-22 s).
+  set(harness ${lab}-harness)
+  set(prebuilt_list "${GPULAB_PREBUILT_HARNESS}/${lab}/objects.txt")
+  if(GPULAB_PREBUILT_HARNESS AND EXISTS "${prebuilt_list}")
+    file(STRINGS "${prebuilt_list}" harness_objects)
+    add_library(${harness} INTERFACE)
+    target_sources(${harness} INTERFACE ${harness_objects})
+    target_link_libraries(${harness} INTERFACE gpulab_common ${ARG_LIBS})
+  else()
+    add_library(${harness} OBJECT ${ARG_HARNESS})
+    target_include_directories(${harness} PUBLIC ${lab_dir})
+    target_link_libraries(${harness} PUBLIC gpulab_common ${ARG_LIBS})
+    # Where the workspace finds them: one absolute object path per line.
+    file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/harness-objects.txt
+         CONTENT "$<JOIN:$<TARGET_OBJECTS:${harness}>,\n>\n")
+  endif()
 
   set(impls student)
   set(test_impl student)
@@ -51,17 +80,17 @@ function(gpulab_add_lab lab)
     endforeach()
 
     set(lib ${lab}-${impl})
-    add_library(${lib} OBJECT ${ARG_HARNESS} ${impl_sources} ${PROJECT_SOURCE_DIR}/common/src/implementation_name.cpp)
+    add_library(${lib} OBJECT ${impl_sources} ${PROJECT_SOURCE_DIR}/common/src/implementation_name.cpp)
     target_include_directories(${lib} PUBLIC ${lab_dir})
     target_link_libraries(${lib} PUBLIC gpulab_common ${ARG_LIBS})
     target_compile_definitions(${lib} PRIVATE GPULAB_IMPL_NAME="${impl}")
 
     add_executable(gpulab-${lab}-${impl} ${PROJECT_SOURCE_DIR}/common/src/runner_main.cpp)
-    target_link_libraries(gpulab-${lab}-${impl} PRIVATE ${lib})
+    target_link_libraries(gpulab-${lab}-${impl} PRIVATE ${lib} ${harness})
 
     if(ARG_TESTS)
       add_executable(test-${lab}-${impl} ${ARG_TESTS})
-      target_link_libraries(test-${lab}-${impl} PRIVATE ${lib} gpulab_testing)
+      target_link_libraries(test-${lab}-${impl} PRIVATE ${lib} ${harness} gpulab_testing)
     endif()
   endforeach()
 

@@ -95,10 +95,21 @@ def build_common(build: Path) -> int:
     return 1 if os.environ.get("FAKE_CMAKE_COMMON_FAILS") == "1" else 0
 
 
+def build_harnesses(build: Path, targets: list[str]) -> int:
+    """The calling build's <lab>-harness targets (a slot may link their objects): logged to
+    FAKE_CMAKE_HARNESS_LOG; FAKE_CMAKE_HARNESS_FAILS=1 makes the build fail."""
+    if os.environ.get("FAKE_CMAKE_HARNESS_LOG"):
+        with open(os.environ["FAKE_CMAKE_HARNESS_LOG"], "a") as f:
+            f.write(" ".join(targets) + "\n")
+    return 1 if os.environ.get("FAKE_CMAKE_HARNESS_FAILS") == "1" else 0
+
+
 def main() -> int:
     args = sys.argv[1:]
     if "--build" in args and _arg(args, "--target") == "gpulab_common":
         return build_common(Path(_arg(args, "--build")))
+    if "--build" in args and (_arg(args, "--target") or "").endswith("-harness"):
+        return build_harnesses(Path(_arg(args, "--build")), args[args.index("--target") + 1:])
     if "--build" in args:
         return build_target(Path(_arg(args, "--build")), _arg(args, "--target") or "")
     if "-S" in args and "-B" in args:
