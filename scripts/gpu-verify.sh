@@ -9,7 +9,7 @@
 #   scripts/gpu-verify.sh collect [SECONDS]
 #   GPULAB_VERIFY_SYNC_GIT=1: first commit the working tree locally (a copy sent beside an older .git)
 #
-# Steps: build ctest-gpu concurrent classes selfgrade measure-scan measure-transpose
+# Steps: build ctest-gpu concurrent e2e classes selfgrade measure-scan measure-transpose
 #        measure-reduction batch reduction-classes
 #        multi-batch (two or more GPUs: scripts/gpu-multi-batch-check.sh; GRADE_ARGS),
 #        grade-times (each lab's reference graded in a fresh workspace, then its starter: phase times,
@@ -57,6 +57,7 @@ if [ "$mode" = steps ]; then
       build) run build 600 bash -c "cmake --preset gpu ${GPULAB_DEPS_PREFIX:+-DCMAKE_PREFIX_PATH=$GPULAB_DEPS_PREFIX} && cmake --build --preset gpu -j $(nproc)" || break ;;
       ctest-gpu) run ctest-gpu 600 ctest --preset gpu --output-on-failure ;;
       concurrent) OUT=$L/concurrent run concurrent 900 ctest --preset gpu-slow -R 'autograder[.]concurrent[.]gpu' --output-on-failure ;;
+      e2e) run e2e 900 ctest --preset gpu-slow -R 'autograder[.]e2e[.]gpu' --output-on-failure ;;
       # CLASSES / CLASS_LABS pick other known-bad classes (e.g. CLASSES="stale-output memoized-replay").
       classes) run classes 900 $py autograder/tests/testdata_suite.py $(printf -- "--only %s " ${CLASSES:-writes-everywhere library-single-pass}) --out "$L/classes" ${CLASS_LABS:-scan transpose} ;;
       selfgrade) OUT=$L/selfgrade run selfgrade 900 scripts/handout-selfgrade-gpu.sh "$root/build/gpu" ;;
@@ -86,7 +87,7 @@ if [ "$mode" = steps ]; then
       # The whole gpu-slow preset in two halves, one per GPU of a two-GPU machine (CUDA_VISIBLE_DEVICES).
       gpu-slow-testdata) run gpu-slow-testdata 1500 ctest --preset gpu-slow --output-on-failure -R 'autograder[.]testdata' ;;
       gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
-      *) sum "unknown step $s (steps: build ctest-gpu concurrent classes selfgrade measure-LAB batch reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers)" ;;
+      *) sum "unknown step $s (steps: build ctest-gpu concurrent e2e classes selfgrade measure-LAB batch reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers)" ;;
     esac
   done
   sum "steps done"
