@@ -5,12 +5,13 @@
 # (one line per step: exit status and seconds), the tail of each log, and pack the logs into
 # $OUT/<name of that folder>.tgz. Logs stay in $GPULAB_VERIFY_DIR (default /var/tmp/gpulab-verify).
 #
-#   scripts/gpu-verify.sh start [SECONDS] [STEP...]    (default: every step below, in this order)
+#   scripts/gpu-verify.sh start [SECONDS] [STEP...]    (default: the steps of the first two lines below)
 #   scripts/gpu-verify.sh collect [SECONDS]
 #   GPULAB_VERIFY_SYNC_GIT=1: first commit the working tree locally (a copy sent beside an older .git)
 #
-# Steps: build ctest-gpu concurrent e2e classes selfgrade measure-scan measure-transpose
+# Steps: build ctest-gpu concurrent classes selfgrade measure-scan measure-transpose
 #        measure-reduction batch reduction-classes
+#        e2e (the gpu-slow preset's end-to-end grades alone),
 #        multi-batch (two or more GPUs: scripts/gpu-multi-batch-check.sh; GRADE_ARGS),
 #        grade-times (each lab's reference graded in a fresh workspace, then its starter: phase times,
 #        the build's .ninja_log; GRADE_LABS),
