@@ -198,8 +198,8 @@ class GradingTest(TempDir, unittest.TestCase):
             sub = self.grade({"naive": dict(GOOD["naive"], sleep_s=1.5), "shared": GOOD["shared"]},
                              verify_timing=False)
         lines = [l.split() for l in events.read_text().splitlines()]
-        profiled = [float(t) for kind, stage, t in lines if kind == "profile-start" and stage == "shared"]
-        ends = [float(t) for kind, _, t in lines if kind == "case-end"]
+        profiled = [float(l[2]) for l in lines if l[:2] == ["profile-start", "shared"]]
+        ends = [float(l[2]) for l in lines if l[0] == "case-end"]
         self.assertEqual(len(profiled), 1, lines)
         self.assertLess(profiled[0], max(ends))
         self.assertEqual(self.stage(sub, "shared").checks["conflict_free"].points, 4)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from gpulab import proc
 from tests.test_workspace import WorkspaceCase
-from tests.helpers import TempDir, submission_dir
+from tests.helpers import REFERENCE, TempDir, submission_dir
 
 # A child that starts a grandchild in a new session (as ninja's jobs, or a daemon, would), and
 # that grandchild one more process; each writes its pid and sleeps. The child waits for the whole
@@ -130,6 +130,28 @@ class StoppedGraderTest(WorkspaceCase):
         slot = self.course.build / "grading" / "slot-0"
         time.sleep(build_seconds + 1)   # a surviving "nvcc" would write the workspace by now
         self.assertFalse((slot / "build" / "late-write").exists(), "the workspace was written after the grader stopped")
+
+    def test_sigterm_kills_a_bank_conflict_profile_beside_correctness(self):
+        """Stopped while ncu profiles a stage on the conflicts' own thread (checks/conflicts.Ahead):
+        that ncu dies with the grader, which exits at once."""
+        events = self.tmp / "events.log"
+        grader = self.cli(str(submission_dir(self.tmp, REFERENCE, "alice")), "--out", str(self.tmp / "o"),
+                          extra_env={"FAKE_NCU_EVENTS_LOG": str(events), "FAKE_NCU_PROFILE_SECONDS": "60"})
+        try:
+            deadline = time.monotonic() + 60
+            while not (events.is_file() and "profile-start" in events.read_text()):
+                self.assertLess(time.monotonic(), deadline, "no profile started")
+                time.sleep(0.05)
+            ncu_pid = int(events.read_text().split()[3])
+            t0 = time.monotonic()
+            grader.send_signal(signal.SIGTERM)
+            _, err = grader.communicate(timeout=30)
+        finally:
+            if grader.poll() is None:
+                grader.kill()
+        self.assertEqual(grader.returncode, 128 + signal.SIGTERM, err)
+        self.assertLess(time.monotonic() - t0, 20)
+        self.assertFalse(alive(ncu_pid), "the profile outlived the grader")
 
     def test_sigterm_kills_the_build(self):
         self.stop_during_build(signal.SIGTERM)

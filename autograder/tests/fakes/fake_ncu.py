@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A stand-in for ncu: profiling writes an empty report; --import prints the fixture pages named
 by FAKE_NCU_SOURCE / FAKE_NCU_DETAILS; FAKE_NCU_PERM=1 fails like a machine without counter access.
-A Source Counters profile (--export) appends "profile-start <stage> <time>" to FAKE_NCU_EVENTS_LOG
+A Source Counters profile (--export) appends "profile-start <stage> <time> <pid>" to FAKE_NCU_EVENTS_LOG
 and takes FAKE_NCU_PROFILE_SECONDS."""
 import os
 import sys
@@ -56,7 +56,8 @@ if "--export" in args:
     if os.environ.get("FAKE_NCU_EVENTS_LOG"):
         import time
         with open(os.environ["FAKE_NCU_EVENTS_LOG"], "a") as f:
-            f.write(f"profile-start {args[args.index('--stage') + 1] if '--stage' in args else ''} {time.time()}\n")
+            f.write(f"profile-start {args[args.index('--stage') + 1] if '--stage' in args else ''} {time.time()} "
+                    f"{os.getpid()}\n")
         time.sleep(float(os.environ.get("FAKE_NCU_PROFILE_SECONDS", "0")))
     open(args[args.index("--export") + 1] + ".ncu-rep", "w").write("fake")
     print("==PROF== Report: fake.ncu-rep")
