@@ -22,8 +22,9 @@ from gpulab.submission import submission_name
 # Costs in the grader's own units (checks/*.py), from H200 grades of the three references
 # (2026-11-23: scan 50 s, transpose 56 s, reduction 33 s of GPU phases): a correctness case is one
 # process for every stage it applies to; the sanitizers run once per lab and tool; bank conflicts
-# take one Nsight Compute profile per graded stage; performance times each stage in two processes
-# (reference, student) and cross-checks all of them in one ncu run.
+# take one Nsight Compute profile per graded stage, beside the cases and the sanitizers
+# (checks/conflicts.py), so the longer of the two counts; performance times each stage in two
+# processes (reference, student) and cross-checks all of them in one ncu run.
 CASE_GUESS_S = 1.5         # one correctness process (all stages of one case)
 SANITIZER_GUESS_S = 5.0    # memcheck + racecheck of the lab (one run each)
 NCU_GUESS_S = 5.0          # one Nsight Compute profile of one stage (bank conflicts)
@@ -35,11 +36,10 @@ DEFAULT_WIDTH = 16
 
 def rubric_seconds(rubric: Any) -> float:
     """A guess of one submission's GPU seconds for a lab from its rubric."""
-    s = CASE_GUESS_S * len(rubric.cases)
-    s += SANITIZER_GUESS_S if any(sp.sanitizer > 0 for sp in rubric.stages) else 0
-    s += NCU_GUESS_S * sum(sp.conflict_free > 0 for sp in rubric.stages)
-    s += TIMING_GUESS_S * sum(sp.performance > 0 for sp in rubric.stages)
-    return s
+    checks = CASE_GUESS_S * len(rubric.cases)
+    checks += SANITIZER_GUESS_S if any(sp.sanitizer > 0 for sp in rubric.stages) else 0
+    profiles = NCU_GUESS_S * sum(sp.conflict_free > 0 for sp in rubric.stages)
+    return max(checks, profiles) + TIMING_GUESS_S * sum(sp.performance > 0 for sp in rubric.stages)
 
 
 @dataclass

@@ -191,6 +191,17 @@ class PlanTest(TempDir, unittest.TestCase):
         self.assertLess(p.wall_seconds(2), p.wall_seconds(1))
 
 
+class RubricGuessTest(unittest.TestCase):
+    def test_bank_conflict_profiles_overlap_the_cases_and_sanitizers(self):
+        from types import SimpleNamespace as NS
+        stage = lambda c, p: NS(sanitizer=1, conflict_free=c, performance=p)   # noqa: E731
+        few = NS(cases=[1, 2], stages=[stage(4, 3), stage(4, 0), stage(4, 0)])
+        # cases + sanitizers = 2 x 1.5 + 5 = 8 s, beside 3 profiles of 5 s: 15 s; one timed stage: 3 s.
+        self.assertEqual(plan.rubric_seconds(few), 15 + 3)
+        many = NS(cases=list(range(20)), stages=[stage(4, 3)])
+        self.assertEqual(plan.rubric_seconds(many), 20 * 1.5 + 5 + 3)
+
+
 class CommandLineTest(TempDir, unittest.TestCase):
     """The new options through `gpulab` itself: --plan, --slurm-dry-run, gradebook, bad input."""
 
