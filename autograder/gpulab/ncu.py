@@ -497,6 +497,10 @@ def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeo
     return read_conflicts(profiled, import_wrapper, import_env, import_dir)
 
 
+# Why a profile stopped early: its `cancel` was set (checks/conflicts.py: the stage's gate turned it away).
+PROFILE_CANCELLED = "profile cancelled: the stage's correctness decided it first"
+
+
 def profile_stage_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
                             wrapper: list[str] | None = None, scratch: Path | None = None,
                             runner_args: list[str] | None = None,
@@ -524,7 +528,7 @@ def profile_stage_conflicts(runner: Path, stage: str, size_arg: str, work: Path,
     notes = []
     out = res.stdout + res.stderr
     if res.cancelled:
-        return ConflictReport.not_run(stage, "profile cancelled: the stage's correctness decided it first")
+        return ConflictReport.not_run(stage, PROFILE_CANCELLED)
     if res.timed_out:
         return ConflictReport.not_run(stage, f"ncu timed out after {timeout:.0f} s",
                                       "raise [limits] tool_timeout or lower [conflicts] n in the rubric")
@@ -537,7 +541,7 @@ def profile_stage_conflicts(runner: Path, stage: str, size_arg: str, work: Path,
                        cancel)
         out = res.stdout + res.stderr
         if res.cancelled:
-            return ConflictReport.not_run(stage, "profile cancelled: the stage's correctness decided it first")
+            return ConflictReport.not_run(stage, PROFILE_CANCELLED)
         if "No kernels were profiled" in out:
             return ConflictReport(stage, True, 0, 0, notes=notes + ["the stage launched no kernel"])
     report_file = rep.with_name(rep.name + ".ncu-rep")

@@ -188,12 +188,12 @@ class Slot:
         self._take_harnesses(calling_build, exported)
         return True
 
-    def _take_harnesses(self, calling_build: Path, exported: list[PurePosixPath]) -> list[str]:
+    def _take_harnesses(self, calling_build: Path, exported: list[PurePosixPath]) -> None:
         """Copies each lab's harness objects from the calling build into prebuilt/<lab>/ and lists
         them in prebuilt/<lab>/objects.txt (GpulabLab.cmake links them instead of compiling the
         harness), for every lab whose files other than its student files are byte for byte the
         course's: the harness includes only those and common/ (test_lab_cmake.py). A lab whose
-        harness the calling build cannot bring up to date is compiled here. Returns the labs taken."""
+        harness the calling build cannot bring up to date is compiled here."""
         labs = {}
         for rubric in sorted(self.course_src.glob("labs/*/rubric.toml")):
             lab = rubric.parent.name
@@ -206,7 +206,7 @@ class Slot:
                     [rel for rel in mine if str(PurePosixPath(*rel.parts[2:])) not in student]):
                 labs[lab] = calling_build / "labs" / lab / HARNESS_LIST
         if not labs or not build_calling_target(calling_build, [f"{lab}-harness" for lab in labs]).ok:
-            return []
+            return
         for lab, listing in labs.items():
             folder = self.prebuilt / lab
             shutil.rmtree(folder, ignore_errors=True)
@@ -217,7 +217,6 @@ class Slot:
                 shutil.copy2(line, copy)
                 copies.append(str(copy))
             (folder / "objects.txt").write_text("".join(c + "\n" for c in copies))
-        return list(labs)
 
     def common_archive(self) -> Path:
         """The common library the slot's runners link: compiled here, or the prebuilt copy."""

@@ -45,7 +45,7 @@ class Ahead:
         self.lr = lr
         self.stages = [sp for sp in lr.points if sp.conflict_free > 0]
         self._readers = ThreadPoolExecutor(max_workers=2)
-        self._results: dict[str, Check | Future] = {}
+        self._results: dict[str, Future] = {}
         self._seconds: dict[str, float] = {}
         self._cancel: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
@@ -93,7 +93,7 @@ class Ahead:
                     cancel = self._cancel[sp.id] = threading.Event()
                 t0 = time.monotonic()
                 self.lr.options.log(f"{self.lr.lab}/{sp.id}: bank conflicts (ncu)")
-                self._results[sp.id] = stage(self.lr, sp.id, self._readers, cancel)
+                self._results[sp.id] = stage(self.lr, sp, self._readers, cancel)
                 self._seconds[sp.id] = time.monotonic() - t0
         except BaseException as e:  # noqa: BLE001 (re-raised by finish() on the pipeline's thread)
             self._error = e
@@ -117,8 +117,7 @@ class Ahead:
         spent = {}
         for sp in self.stages:
             gated = self._gate(sp)
-            got = self._results.get(sp.id)
-            self.lr.grades[sp.id].checks["conflict_free"] = gated or (got.result() if isinstance(got, Future) else got)
+            self.lr.grades[sp.id].checks["conflict_free"] = gated or self._results[sp.id].result()
             if sp.id in self._seconds:
                 spent[sp.id + (f" (not counted: {gated.summary})" if gated else "")] = self._seconds[sp.id]
         end = time.monotonic()
@@ -127,10 +126,10 @@ class Ahead:
                                    f"verdict, {end - waited:.1f} s of them after the phases beside it")
 
 
-def stage(lr: LabRun, sid: str, readers: ThreadPoolExecutor, cancel: threading.Event | None = None
-          ) -> Check | Future:
+def stage(lr: LabRun, sp: StagePoints, readers: ThreadPoolExecutor, cancel: threading.Event | None = None
+          ) -> Future:
     """The stage profiled here (ncu on the GPU), its report read by `readers` (a future)."""
-    pts = next(sp.conflict_free for sp in lr.points if sp.id == sid)
+    sid, pts = sp.id, sp.conflict_free
     rubric = lr.rubric
     assert rubric.conflicts_size is not None
     # ncu and its target run in the jail (as the sandbox user where the driver allows it,
