@@ -114,7 +114,7 @@ class Rubric:
     stages: tuple[StagePoints, ...]
     cases: tuple[Case, ...]
     performance: Performance = field(default_factory=Performance)
-    sanitizer_size: Size | None = None
+    sanitizer_shapes: tuple[Case, ...] = ()
     conflicts_size: Size | None = None
     case_timeout: float = DEFAULT_CASE_TIMEOUT
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
@@ -133,6 +133,12 @@ class Rubric:
     @property
     def manual_points(self) -> float:
         return sum(m.points for m in self.manual)
+
+    @property
+    def sanitizer_size(self) -> Size | None:
+        """The first sanitizer shape's size (a lab's smallest, by convention): what a single
+        sanitizer run (gpulab measure) uses."""
+        return self.sanitizer_shapes[0].size if self.sanitizer_shapes else None
 
     def stage(self, stage_id: str) -> StagePoints | None:
         return next((s for s in self.stages if s.id == stage_id), None)
@@ -214,8 +220,8 @@ def _type_names(types: type | tuple[type, ...]) -> str:
     return " or ".join(names.get(t, t.__name__) for t in ts)
 
 
-def _parse_case(path: str, index: int, table: Any, hidden: bool) -> Case:
-    r = _Reader(path, f"case[{index}]", table)
+def _parse_case(path: str, index: int, table: Any, hidden: bool, where: str = "") -> Case:
+    r = _Reader(path, where or f"case[{index}]", table)
     size = r.size(required=True)
     dist = r.get("distribution", str, "uniform").replace("_", "-")
     if dist not in DISTRIBUTIONS:
@@ -276,9 +282,7 @@ def parse_rubric(text: str, path: str = "rubric.toml", hidden_text: str | None =
     perf = Performance(perf_r.size(), perf_r.number("full_credit_ratio", 1.2, minimum=1.0),
                        int(perf_r.number("reps", 10, minimum=1)), int(perf_r.number("warmup", 2)))
     perf_r.finish()
-    san_r = _Reader(path, "sanitizers", top.get("sanitizers", dict, {}))
-    san = san_r.size()
-    san_r.finish()
+    shapes = _parse_sanitizer_shapes(path, top.get("sanitizers", dict, {}))
     con_r = _Reader(path, "conflicts", top.get("conflicts", dict, {}))
     con = con_r.size()
     con_r.finish()
@@ -301,13 +305,33 @@ def parse_rubric(text: str, path: str = "rubric.toml", hidden_text: str | None =
         raise GpulabError(f"rubric {path}: stage {sorted(dup)[0]!r} is listed twice")
     if hidden_text is not None:
         cases += _parse_hidden(hidden_text, hidden_path, lab)
-    for c in cases:
+    for what, c in [("a case", c) for c in cases] + [("a sanitizer shape", c) for c in shapes]:
         for s in c.stages or ():
             if s not in ids:
-                raise GpulabError(f"rubric {path}: a case names stage {s!r}, which has no [[stage]] entry")
-    _require_sizes(path, stages, perf, san, con)
-    return Rubric(lab, tuple(files), tuple(stages), tuple(cases), perf, san, con, case_timeout,
+                raise GpulabError(f"rubric {path}: {what} names stage {s!r}, which has no [[stage]] entry")
+    _require_sizes(path, stages, perf, shapes[0].size if shapes else None, con)
+    return Rubric(lab, tuple(files), tuple(stages), tuple(cases), perf, tuple(shapes), con, case_timeout,
                   tool_timeout, path, tuple(manual))
+
+
+def _parse_sanitizer_shapes(path: str, table: Any) -> list[Case]:
+    """[sanitizers]: one shape (n = ..., or rows/cols, with optional seed, distribution, params)
+    or several (`[[sanitizers.shape]]`, each like a [[case]]). compute-sanitizer runs every stage
+    on every shape that applies to it: one shape sees one grid and one operator, and the kernels
+    and branches the others reach would go unchecked (a one-pass reduction at n = 4099 runs one
+    block, so its second round and every multi-word operator were never sanitized)."""
+    r = _Reader(path, "sanitizers", table)
+    listed = r.get("shape", list)
+    if listed is None:
+        if not any(k in table for k in ("n", "rows", "cols")):
+            r.finish()
+            return []
+        shape = _parse_case(path, 0, {k: v for k, v in table.items()}, False, where="sanitizers")
+        return [shape]
+    r.finish()
+    if not listed:
+        raise GpulabError(f"rubric {path}: `sanitizers.shape` is empty (give at least one shape, or none at all)")
+    return [_parse_case(path, i, t, False, where=f"sanitizers.shape[{i}]") for i, t in enumerate(listed)]
 
 
 def _require_sizes(path: str, stages: list[StagePoints], perf: Performance, san: Size | None,
@@ -317,7 +341,8 @@ def _require_sizes(path: str, stages: list[StagePoints], perf: Performance, san:
              ("conflict_free", con, "conflicts")]
     for attr, size, table in needs:
         if size is None and any(getattr(s, attr) > 0 for s in stages):
-            raise GpulabError(f"rubric {path}: stages give {attr} points but [{table}] has no n")
+            raise GpulabError(f"rubric {path}: stages give {attr} points but [{table}] has no n"
+                              + (" (nor a [[sanitizers.shape]])" if table == "sanitizers" else ""))
 
 
 def _parse_hidden(text: str, path: str, lab: str) -> list[Case]:

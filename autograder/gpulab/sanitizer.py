@@ -51,6 +51,7 @@ class SanitizerReport:
     reason: str = ""
     fix: str = ""
     exit: str = ""
+    shape: str = ""                 # the rubric shape it ran on ("n=40009 uniform seed=1 block=64")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -146,9 +147,12 @@ def verdict(tool: str, stage: str, log_text: str, res: proc.Result) -> Sanitizer
     return rep
 
 
-def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, size_arg: str, work: Path, timeout: float,
-                  env: dict[str, str] | None = None, preexec=None, wrapper: list[str] | None = None) -> SanitizerReport:
-    """compute-sanitizer --tool <tool> on `runner run --stage S... --n N --no-time` (log kept in work/)."""
+def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, problem: str | list[str], work: Path, timeout: float,
+                  env: dict[str, str] | None = None, preexec=None, wrapper: list[str] | None = None,
+                  tag: str = "") -> SanitizerReport:
+    """compute-sanitizer --tool <tool> on `runner run --stage S... <problem> --no-time` (log kept in
+    work/). `problem` is a size (`--n` takes it) or the runner's problem arguments (a rubric shape's
+    Case.runner_args(): size, seed, distribution, knobs); `tag` tells the logs of shapes apart."""
     stages = [stages] if isinstance(stages, str) else list(stages)
     stage = ",".join(stages)
     exe = tools.find_tool("compute-sanitizer")
@@ -156,7 +160,7 @@ def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, size_arg: st
         return SanitizerReport(tool, stage, False, reason="compute-sanitizer not found",
                                fix=tools.MISSING_FIX["compute-sanitizer"])
     work.mkdir(parents=True, exist_ok=True)
-    log = work / f"sanitizer-{tool}-{stages[0] if len(stages) == 1 else 'all'}.log"
+    log = work / f"sanitizer-{tool}-{stages[0] if len(stages) == 1 else 'all'}{'-' + tag if tag else ''}.log"
     log.unlink(missing_ok=True)
     cmd = (wrapper or []) + [str(exe), "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "50",
                              "--log-file", str(log)]
@@ -165,7 +169,7 @@ def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, size_arg: st
     cmd += [str(runner), "run"]
     for s in stages:
         cmd += ["--stage", s]
-    cmd += ["--n", size_arg, "--no-time", "--format", "json"]
+    cmd += (["--n", problem] if isinstance(problem, str) else list(problem)) + ["--no-time", "--format", "json"]
     res = proc.run(cmd, timeout=timeout, env=env, preexec=preexec, cwd=work)
     # The log lies in the sandbox's folder: read a regular file only, never a link student code left.
     data = read_private_file(log)

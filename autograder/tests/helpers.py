@@ -88,10 +88,10 @@ def write_runner(path: Path, config: dict) -> Path:
 
 
 def make_course(root: Path, reference: bool = True, hidden: bool = True, student_runner: bool = True,
-                verify: bool = False) -> Course:
+                verify: bool = False, rubric: str = RUBRIC) -> Course:
     src, build = root / "src", root / "build"
     (src / "labs" / "scan").mkdir(parents=True)
-    (src / "labs" / "scan" / "rubric.toml").write_text(RUBRIC)
+    (src / "labs" / "scan" / "rubric.toml").write_text(rubric)
     (src / "labs" / "scan" / "scan.cu").write_text("// starter\n{}\n")
     if hidden:
         (src / "autograder" / "hidden").mkdir(parents=True)
@@ -165,9 +165,9 @@ def fake_tools_env(tmp: Path) -> dict[str, str | None]:
     return dict(GPULAB_FAKE_GPU="1", GPULAB_NO_GPU=None, GPULAB_NCU=str(fakes / "fake_ncu.py"),
                 GPULAB_COMPUTE_SANITIZER=str(fakes / "fake_sanitizer.py"), FAKE_NCU_SOURCE=None,
                 FAKE_NCU_DETAILS=None, FAKE_NCU_PERM=None, FAKE_NCU_RAW=None, FAKE_SANITIZER_MEMCHECK=None,
-                FAKE_SANITIZER_RACECHECK=None, FAKE_NCU_MERGED=None, FAKE_NCU_ARGV_LOG=None,
+                FAKE_SANITIZER_RACECHECK=None, FAKE_SANITIZER_ONLY_N=None, FAKE_NCU_MERGED=None, FAKE_NCU_ARGV_LOG=None,
                 GPULAB_GPU_LOCK=str(tmp / "gpu.lock"),
-                GPULAB_SANDBOX_KEEP_ENV="FAKE_SANITIZER_MEMCHECK,FAKE_SANITIZER_RACECHECK,FAKE_NCU_PERM,"
+                GPULAB_SANDBOX_KEEP_ENV="FAKE_SANITIZER_MEMCHECK,FAKE_SANITIZER_RACECHECK,FAKE_SANITIZER_ONLY_N,FAKE_NCU_PERM,"
                                         "FAKE_NCU_KERNEL_MS,FAKE_NCU_SOURCE,FAKE_NCU_RAW,FAKE_NCU_DETAILS,"
                                         "FAKE_NCU_LIBRARY_STAGE,FAKE_NCU_MERGED,FAKE_NCU_ARGV_LOG,"
                                         "FAKE_NCU_EVENTS_LOG,FAKE_NCU_PROFILE_SECONDS,FAKE_RUNNER_EVENTS_LOG")

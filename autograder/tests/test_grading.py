@@ -11,7 +11,7 @@ from gpulab.lint import forbidden_constructs
 from gpulab.runner_doc import case_outcome, parse_runner_json
 from gpulab.proc import Result
 from gpulab.rubric import Case, Size
-from tests.helpers import (FIXTURES, REFERENCE, TempDir, env, fake_grader, fake_tools_env, make_course,
+from tests.helpers import (FIXTURES, REFERENCE, RUBRIC, TempDir, env, fake_grader, fake_tools_env, make_course,
                            submission_dir)
 
 GOOD = {"naive": {"status": "pass", "median_ms": 2.0}, "shared": {"status": "pass", "median_ms": 1.0}}
@@ -331,6 +331,26 @@ class GradingTest(TempDir, unittest.TestCase):
         c = self.stage(sub, "naive").checks["sanitizer"]
         self.assertEqual(c.status, "not-run")
         self.assertIn("GPULAB_COMPUTE_SANITIZER", c.fix)
+
+    def test_every_sanitizer_shape_runs_every_stage_it_applies_to(self):
+        # A finding on the second shape alone fails the stage: one shape saw one grid (issue 24).
+        shapes = ('[sanitizers]\n[[sanitizers.shape]]\nn = 4099\n\n'
+                  '[[sanitizers.shape]]\nn = 40009\nparams = { block = 64 }\nstages = ["naive"]\n')
+        self.course = make_course(self.tmp / "shapes", rubric=RUBRIC.replace("[sanitizers]\nn = 4099\n", shapes))
+        with env(FAKE_SANITIZER_MEMCHECK=str(FIXTURES / "memcheck-oob-synthetic.log"), FAKE_SANITIZER_ONLY_N="40009"):
+            sub = self.grade(GOOD)
+        naive, shared = self.stage(sub, "naive").checks["sanitizer"], self.stage(sub, "shared").checks["sanitizer"]
+        self.assertEqual((naive.status, naive.points), ("fail", 0))
+        self.assertIn("memcheck (on n=40009 uniform seed=1 block=64)", naive.summary)
+        self.assertEqual((shared.status, shared.points), ("pass", 2), shared.summary)   # shape 1 is naive's only
+        self.assertEqual(shared.summary, "memcheck and racecheck clean")
+        logs = sorted(p.name for p in (self.tmp / "out").rglob("sanitizer-*.log"))
+        self.assertIn("sanitizer-memcheck-naive-shape1.log", logs)
+        self.assertIn("sanitizer-memcheck-all-shape0.log", logs)
+        with env(FAKE_SANITIZER_MEMCHECK=str(FIXTURES / "memcheck-oob-synthetic.log"), FAKE_SANITIZER_ONLY_N="1"):
+            sub = self.grade(GOOD)
+        self.assertEqual(self.stage(sub, "naive").checks["sanitizer"].summary,
+                         "memcheck and racecheck clean on 2 shapes")
 
     def test_no_gpu(self):
         with env(GPULAB_FAKE_GPU=None, GPULAB_NO_GPU="1"):

@@ -46,6 +46,20 @@ class RubricTest(unittest.TestCase):
         self.assertEqual(r.performance.size.n, 8192 * 4096)
         self.assertEqual(r.sanitizer_size.arg, "100x67")
 
+    def test_sanitizer_shapes(self):
+        one = parse_rubric(RUBRIC)
+        self.assertEqual([c.name for c in one.sanitizer_shapes], ["n=4099 uniform seed=1"])
+        text = RUBRIC.replace("[sanitizers]\nn = 4099", '[sanitizers]\n[[sanitizers.shape]]\nn = 300\n'
+                              '[[sanitizers.shape]]\nn = 40009\nseed = 3\nparams = { block = 64 }\nstages = ["naive"]')
+        r = parse_rubric(text)
+        self.assertEqual([c.name for c in r.sanitizer_shapes], ["n=300 uniform seed=1", "n=40009 uniform seed=3 block=64"])
+        self.assertEqual(r.sanitizer_size.arg, "300")
+        self.assertFalse(r.sanitizer_shapes[1].applies_to("shared"))
+        self.assertRubricError(text.replace('stages = ["naive"]', 'stages = ["nope"]'), "sanitizer shape", "nope")
+        self.assertRubricError(text.replace("seed = 3", "sed = 3"), "sanitizers.shape[1].sed")
+        self.assertRubricError(RUBRIC.replace("[sanitizers]\nn = 4099", "[sanitizers]\nshape = []"), "is empty")
+        self.assertRubricError(RUBRIC.replace("[sanitizers]\nn = 4099", "[sanitizers]"), "[sanitizers] has no n")
+
     def test_distribution_underscore_accepted(self):
         r = parse_rubric(RUBRIC.replace('"sorted"', '"small_range"'))
         self.assertEqual(r.cases[1].distribution, "small-range")

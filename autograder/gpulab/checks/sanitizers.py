@@ -1,6 +1,6 @@
-"""Sanitizers: compute-sanitizer memcheck (every eligible stage) and racecheck (GPU stages), one
-run per tool over all stages; only when a run finds something is each stage rerun alone to
-attribute the findings (README, step 5)."""
+"""Sanitizers: compute-sanitizer memcheck (every eligible stage) and racecheck (GPU stages) on each
+of the rubric's sanitizer shapes, one run per tool and shape over all its stages; only when a run
+finds something is each of its stages rerun alone to attribute the findings (README, step 5)."""
 
 from __future__ import annotations
 
@@ -16,34 +16,46 @@ def run(lr: LabRun) -> None:
     eligible = lr.eligible("sanitizer", "sanitizer")
     if not eligible:
         return
-    plan = {"memcheck": [sp.id for sp in eligible],
-            "racecheck": [sp.id for sp in eligible if lr.on_gpu[sp.id]]}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futs = {tool: pool.submit(_tool, lr, tool, stages) for tool, stages in plan.items() if stages}
-        by_tool = {tool: f.result() for tool, f in futs.items()}
+    shapes = lr.rubric.sanitizer_shapes
+    # One run per (tool, shape) over the stages the shape applies to, all at once: they are not
+    # timed, and the GPU runs a few small sanitized processes side by side.
+    plan = []
+    for k, shape in enumerate(shapes):
+        on_shape = [sp.id for sp in eligible if shape.applies_to(sp.id)]
+        plan.append(("memcheck", k, on_shape))
+        plan.append(("racecheck", k, [s for s in on_shape if lr.on_gpu[s]]))
+    plan = [(tool, k, stages) for tool, k, stages in plan if stages]
+    with ThreadPoolExecutor(max_workers=max(1, len(plan))) as pool:
+        futs = [(tool, k, pool.submit(_tool, lr, tool, stages, k)) for tool, k, stages in plan]
+        found = [(tool, k, f.result()) for tool, k, f in futs]
     for sp in eligible:
-        reports = [by_tool[t][sp.id] for t in ("memcheck", "racecheck") if t in by_tool and sp.id in by_tool[t]]
+        reports = [by_stage[sp.id] for tool in ("memcheck", "racecheck") for t, _, by_stage in found
+                   if t == tool and sp.id in by_stage]
         lr.grades[sp.id].checks["sanitizer"] = verdict(sp.sanitizer, reports)
 
 
-def _run_once(lr: LabRun, tool: str, stages: list[str]) -> sanitizer.SanitizerReport:
+def _run_once(lr: LabRun, tool: str, stages: list[str], shape: int) -> sanitizer.SanitizerReport:
     """The tool runs in the jail as the sandbox user in its own empty folder; its log is copied out."""
     rubric = lr.rubric
-    assert rubric.sanitizer_size is not None
+    case = rubric.sanitizer_shapes[shape]
+    tag = f"shape{shape}" if len(rubric.sanitizer_shapes) > 1 else ""
     with lr.sandbox.workdir() as wd:
-        rep = sanitizer.run_sanitizer(tool, lr.runner, stages, rubric.sanitizer_size.arg, wd, rubric.tool_timeout,
+        rep = sanitizer.run_sanitizer(tool, lr.runner, stages, case.runner_args(), wd, rubric.tool_timeout,
                                       env=lr.sandbox.env(wd),
                                       wrapper=lr.sandbox.wrap([], rubric.tool_timeout * 4 + 10, rw=[wd],
-                                                              ro=[lr.runner.parent], chdir=wd))
+                                                              ro=[lr.runner.parent], chdir=wd),
+                                      tag=tag)
         copy_private_files(wd, lr.logs, "sanitizer-*.log")   # regular files only, links not followed
-    return sanitizer.relativize(rep, lr.ws_root)
+    rep = sanitizer.relativize(rep, lr.ws_root)
+    rep.shape = case.name
+    return rep
 
 
-def _tool(lr: LabRun, tool: str, stages: list[str]) -> dict[str, sanitizer.SanitizerReport]:
-    rep = _run_once(lr, tool, stages)
+def _tool(lr: LabRun, tool: str, stages: list[str], shape: int) -> dict[str, sanitizer.SanitizerReport]:
+    rep = _run_once(lr, tool, stages, shape)
     if len(stages) == 1 or not rep.ran or rep.clean:
         return {s: rep for s in stages}
-    return {s: _run_once(lr, tool, [s]) for s in stages}
+    return {s: _run_once(lr, tool, [s], shape) for s in stages}
 
 
 def verdict(pts: float, reports: list[sanitizer.SanitizerReport]) -> Check:
@@ -53,13 +65,20 @@ def verdict(pts: float, reports: list[sanitizer.SanitizerReport]) -> Check:
     missing = [r for r in reports if not r.ran]
     for r in bad:
         for f in r.findings:
-            check.details.append(f"{r.tool}: {f.kind} at {f.where}\n{f.excerpt}")
+            check.details.append(f"{r.tool}{_on(r)}: {f.kind} at {f.where}\n{f.excerpt}")
     if bad:
         check.status = FAIL
-        check.summary = "; ".join(f"{r.tool}: {sum(1 for f in r.findings if f.severity == 'error')} finding(s)"
+        check.summary = "; ".join(f"{r.tool}{_on(r)}: {sum(1 for f in r.findings if f.severity == 'error')} finding(s)"
                                   for r in bad)
     elif missing:
         check.status, check.summary, check.fix = NOT_RUN, missing[0].reason, missing[0].fix
     else:
-        check.status, check.points, check.summary = PASS, pts, " and ".join(r.tool for r in reports) + " clean"
+        tools_used = list(dict.fromkeys(r.tool for r in reports))
+        shapes = len({r.shape for r in reports})
+        check.status, check.points = PASS, pts
+        check.summary = " and ".join(tools_used) + " clean" + (f" on {shapes} shapes" if shapes > 1 else "")
     return check
+
+
+def _on(r: sanitizer.SanitizerReport) -> str:
+    return f" (on {r.shape})" if r.shape else ""
