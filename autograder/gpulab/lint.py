@@ -1,6 +1,8 @@
 """The include lint that runs before a submission is built: a friendly early message for the
-ways a student file could read what it must not. Not the protection (the build runs in the
-sandbox's jail, where the course does not exist): it reads directives spelled `#include`.
+ways a student file could read what it must not, or rename CUDA's libraries so that the library
+check cannot name their kernels. Not the protection (the build runs in the sandbox's jail, where
+the course does not exist; the library check reads mangled names): it reads directives spelled
+`#include` and `#define`.
 """
 
 from __future__ import annotations
@@ -35,4 +37,21 @@ def forbidden_constructs(name: str, data: bytes) -> list[str]:
                            "gpulab/ headers and system headers may be included")
     for m in re.finditer(r"\.incbin\b", text):
         out.append(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: .incbin is not allowed")
+    for m in LIBRARY_MACRO.finditer(text):
+        if _renames_library(m.group(2)):
+            out.append(f"{name}:{text.count(chr(10), 0, m.start()) + 1}: #{m.group(1)} {m.group(2)} renames CUDA's "
+                       "libraries (their kernels are told apart by their namespaces and names): not allowed")
     return out
+
+
+LIBRARY_MACRO = re.compile(r"^\s*#\s*(define|undef)\s+([A-Za-z_]\w*)", re.MULTILINE)
+
+
+def _renames_library(macro: str) -> bool:
+    """A macro that would change what CUB's, Thrust's or libcu++'s kernels are called: the
+    namespaces themselves, the switches of their namespace machinery, or a kernel's name (the
+    library check, checks/library.py, reads both). CCCL_DISABLE_NVTX and the like stay allowed."""
+    from gpulab.checks.library import CCCL_KERNELS  # noqa: PLC0415 (the list lives with the check)
+    if macro in ("cub", "thrust", "cuda") or macro in CCCL_KERNELS:
+        return True
+    return "NAMESPACE" in macro and macro.startswith(("CUB_", "THRUST_", "CCCL_", "_CCCL_", "LIBCUDACXX_", "_LIBCUDACXX_"))

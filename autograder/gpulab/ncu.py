@@ -339,7 +339,7 @@ def parse_kernel_time_ms(output: str) -> float | None:
 
 def parse_kernel_names(output: str) -> list[str]:
     """The "Kernel Name" of every profiled kernel in ncu's `--csv` output, in launch order (one
-    name per kernel ID), demangled as ncu prints them."""
+    name per kernel ID), as ncu prints them (mangled: KERNEL_NAME_BASE)."""
     names, seen = [], set()
     for row in _csv_rows(output):
         name, kid = row.get("Kernel Name"), row.get("ID")
@@ -405,13 +405,20 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
     # No NVTX include filter: every kernel is profiled (one pass each for this metric), and the
     # stack column says whose it is; it does not depend on how several filters combine.
     args = ["--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--csv",
-            "--print-kernel-base", "demangled", "--nvtx"] + target
+            *KERNEL_NAME_BASE, "--nvtx"] + target
     res = _run_ncu(ncu, args, timeout, work / "ncu-time-stages.log", "kernel time, all stages", wrapper, scratch, env)
     if res.timed_out or diagnose_failure(res.stdout + res.stderr):
         return {}
     found, _ = parse_stage_kernels(res.stdout)
     return {s: KernelProfile(ms, "" if ms is not None else "ncu printed no kernel time for the stage", names)
             for s, (ms, names) in found.items() if s in stages and names}
+
+
+# How the kernel-time profiles name kernels: mangled, the one form that says which namespace a
+# kernel is declared in (checks/library.py). The default (the bare function name) and
+# "demangled" both printed CUB's scan as `DeviceScanKernel<...>` with no namespace on the H100
+# (2026-11), and a demangled name mixes the kernel's own namespaces with its template arguments'.
+KERNEL_NAME_BASE = ("--print-kernel-base", "mangled")
 
 
 def _stage_nvtx_filter(stage: str) -> list[str]:
@@ -449,12 +456,8 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     if ncu is None:
         return KernelProfile(None, "ncu (Nsight Compute) not found")
     work.mkdir(parents=True, exist_ok=True)
-    # --print-kernel-base demangled: the names with their namespaces (cub::..., thrust::...); the
-    # default prints the bare function name ("DeviceScanKernel<...>"), which hid CUB's kernels from
-    # the library rule on the H100 (2026-11-23).
-    args = (["--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--csv",
-             "--print-kernel-base", "demangled"] + _stage_nvtx_filter(stage)
-            + _stage_run(runner, stage, size_arg))
+    args = (["--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--csv", *KERNEL_NAME_BASE]
+            + _stage_nvtx_filter(stage) + _stage_run(runner, stage, size_arg))
     res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time", wrapper, scratch, env)
     if res.timed_out:
         return KernelProfile(None, f"ncu timed out after {timeout:.0f} s")

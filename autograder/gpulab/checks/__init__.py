@@ -60,7 +60,7 @@ class LabRun:
     options: Options
     gpu: bool
     parallel: int
-    profiles: dict[str, ncu.KernelProfile] = field(default_factory=dict)   # ncu's view, per stage
+    profiles: dict[tuple[str, str], ncu.KernelProfile] = field(default_factory=dict)   # ncu's view, per (stage, n)
     # The reference's medians {stage: (ms, why not)}: the grader's per-device cache (Grader.reference_times);
     # None times the reference afresh.
     reference_times: Callable[[list[str]], dict[str, tuple[float | None, str]]] | None = None

@@ -143,29 +143,33 @@ def _jailed_profiler(lr: LabRun) -> Iterator[tuple[list[str] | None, str, Path]]
 
 
 def profile_stages(lr: LabRun, stages: list[str], size_arg: str) -> None:
-    """Profiles the stages not yet in `lr.profiles` in one ncu run (grading time: one ncu and
-    runner start instead of one per stage); a stage that run did not measure is left for
-    profile() to run alone."""
-    todo = [s for s in stages if s not in lr.profiles]
+    """Profiles the stages not yet in `lr.profiles` at this size in one ncu run (grading time:
+    one ncu and runner start instead of one per stage); a stage that run did not measure is left
+    for profile() to run alone."""
+    todo = [s for s in stages if (s, size_arg) not in lr.profiles]
     if len(todo) < 2:
         return
     with _jailed_profiler(lr) as (wrapper, _, scratch):
         if wrapper is not None:
-            lr.profiles.update(ncu.profile_stages_kernel_time(
+            found = ncu.profile_stages_kernel_time(
                 lr.runner, todo, size_arg, scratch, lr.rubric.tool_timeout * len(todo), wrapper=wrapper,
-                scratch=scratch, env=lr.sandbox.env(scratch)))
+                scratch=scratch, env=lr.sandbox.env(scratch))
+            lr.profiles.update({(s, size_arg): prof for s, prof in found.items()})
 
 
 def profile(lr: LabRun, stage: str, size_arg: str) -> ncu.KernelProfile:
     """One ncu run of the stage in the jail (Sandbox.profiler_wrap): its kernels' time and names,
-    kept in `lr.profiles`, where the timing cross-check and the library rule share it."""
-    if stage in lr.profiles:
-        return lr.profiles[stage]
+    kept in `lr.profiles` by stage and size, where the timing cross-check and the library rule
+    share it (a run at another size never stands in: a one-pass stage launches other kernels
+    at another n)."""
+    key = (stage, size_arg)
+    if key in lr.profiles:
+        return lr.profiles[key]
     with _jailed_profiler(lr) as (wrapper, why, scratch):
         prof = (ncu.KernelProfile(None, why) if wrapper is None else
                 ncu.profile_kernel_time(lr.runner, stage, size_arg, scratch, lr.rubric.tool_timeout, wrapper=wrapper,
                                         scratch=scratch, env=lr.sandbox.env(scratch)))
-    lr.profiles[stage] = prof
+    lr.profiles[key] = prof
     return prof
 
 

@@ -14,6 +14,33 @@ if os.environ.get("FAKE_NCU_PERM") == "1":
 if os.environ.get("FAKE_NCU_ARGV_LOG"):
     with open(os.environ["FAKE_NCU_ARGV_LOG"], "a") as f:
         f.write(" ".join(args) + "\n")
+# CUB's scan kernel in each form ncu prints a name: mangled (nvcc 13.0, sm_90), demangled as the H100's
+# ncu printed it (2026-11: no namespaces; the issue quoted the first argument, the rest are written to
+# match), and the bare function name (the default).
+CUB_SCAN = {
+    "mangled": "_ZN3cub17CUB_300001_SM_9006detail4scan16DeviceScanKernelINS2_10policy_hubIiiijN4cuda3std3__44plus"
+               "IvEEE10Policy1000EPKiPiNS0_13ScanTileStateIiLb1EEES9_NS1_10InputValueIiSE_EEjiLb0EiEEvT0_T1_T2_iT3_"
+               "T4_T5_",
+    "demangled": "void DeviceScanKernel<policy_hub<int, int, int, unsigned int, cuda::plus<void>>::Policy1000, "
+                 "const int *, int *, ScanTileState<int, 1>, cuda::plus<void>, InputValue<int, const int *>, "
+                 "unsigned int, int, 0, int>(T2, T3, T4, int, T5, T6, T7)",
+    "function": "DeviceScanKernel",
+}
+# A student's kernel, in the same forms.
+STUDENT = {"mangled": "_Z1kPKiPim", "demangled": "k(const int *, int *, unsigned long)", "function": "k"}
+
+
+def kernel_name(stage: str) -> str:
+    """The stage's kernel as ncu names it (--print-kernel-base, default "function"): CUB's scan for
+    the stage FAKE_NCU_LIBRARY_STAGE names ("stage", or "stage@N": only when --n is N or more, as a
+    one-pass stage calls CUB only for a multi-block grid), else the student's."""
+    base = args[args.index("--print-kernel-base") + 1] if "--print-kernel-base" in args else "function"
+    lib_stage, _, min_n = os.environ.get("FAKE_NCU_LIBRARY_STAGE", "").partition("@")
+    n = int(args[args.index("--n") + 1]) if "--n" in args and args[args.index("--n") + 1].isdigit() else 0
+    lib = bool(stage) and stage == lib_stage and n >= int(min_n or 0)
+    return (CUB_SCAN if lib else STUDENT)[base]
+
+
 if "--metrics" in args and "gpu__time_duration.sum" in args and "--nvtx-include" not in args and "--nvtx" in args:
     # Several stages in one run, no NVTX filter: every kernel with its NVTX stack (as ncu 2025+
     # prints it); one input kernel outside any stage's range. FAKE_NCU_MERGED=nostack: an ncu
@@ -27,8 +54,7 @@ if "--metrics" in args and "gpu__time_duration.sum" in args and "--nvtx-include"
     rows = [("fill_input", "")]
     if os.environ.get("FAKE_NCU_KERNEL_MS") != "none":
         for s in stages:
-            lib = s == os.environ.get("FAKE_NCU_LIBRARY_STAGE")
-            rows.append(("void cub::CUB_300000_SM_900_NS::DeviceScanKernel<int>(T2, int)" if lib else "k", s))
+            rows.append((kernel_name(s), s))
     for i, (kernel, s) in enumerate(rows):
         stack = f'1234  ""<default domain>:gpulab:{s}:none:none:none:none:none:none"" ' if s else ""
         cells = [f'"{i}"', f'"{kernel}"'] + ([] if nostack else [f'"{stack}"'])
@@ -41,14 +67,7 @@ if "--metrics" in args and "gpu__time_duration.sum" in args:
     if os.environ.get("FAKE_NCU_KERNEL_MS") == "none":   # the stage ran no kernel in its NVTX range
         print("==WARNING== No kernels were profiled.")
         sys.exit(0)
-    # FAKE_NCU_LIBRARY_STAGE: that stage's kernel is CUB's device-wide scan (a library kernel).
-    stage = args[args.index("--stage") + 1] if "--stage" in args else ""
-    # As the real ncu: the bare function name unless --print-kernel-base demangled asks for the
-    # namespaces (the H100's CSV read "void DeviceScanKernel<...>(...)" for CUB's scan).
-    demangled = "--print-kernel-base" in args and args[args.index("--print-kernel-base") + 1] == "demangled"
-    kernel = (("void cub::CUB_300000_SM_900_NS::DeviceScanKernel<int>(T2, int)" if demangled
-               else "void DeviceScanKernel<int>(T2, int)")
-              if stage and stage == os.environ.get("FAKE_NCU_LIBRARY_STAGE") else "k")
+    kernel = kernel_name(args[args.index("--stage") + 1] if "--stage" in args else "")
     print('"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"')
     print(f'"0","{kernel}","gpu__time_duration.sum","msecond","{os.environ.get("FAKE_NCU_KERNEL_MS", "1.0")}"')
     sys.exit(0)

@@ -1,0 +1,326 @@
+"""The library rule (checks/library.py): which kernels are CUDA's libraries' (CUB, Thrust), in
+every form Nsight Compute can print a name, and at which size the stages are looked at.
+
+The names are real: tests/fixtures/kernel-names/record.sh compiled the .cu files beside it with
+nvcc 13.0 (-arch=sm_90 -ptx) and recorded every kernel's mangled name and c++filt's demangling
+(names-nvcc13.0-sm90.tsv): CUB's scan, reduce, radix sort (onesweep, histogram, exclusive sum,
+single tile, segmented), merge sort (block sort, partition, merge), select, histogram, for-each
+and segmented reduce; Thrust's sort (radix and merge), reduce, scan, transform, fill, unique,
+set_union, reduce_by_key and device_vector; CUB/Thrust inside a namespace of the student's
+(CUB_WRAPPED_NAMESPACE, THRUST_CUB_WRAPPED_NAMESPACE), inside an anonymous namespace, and with
+`cub` renamed by a macro; and a student's own kernels (global, file-local, anonymous namespace,
+a lab namespace, an inline namespace, extern "C", templates on cub/cuda/thrust types, names
+like CUB's)."""
+
+import re
+import tempfile
+import unittest
+from pathlib import Path
+from types import SimpleNamespace
+from unittest import mock
+
+from gpulab import ncu
+from gpulab.checks import library, performance
+from gpulab.rubric import Case, Performance, Size
+from tests.helpers import FIXTURES, REFERENCE, TempDir, env, fake_grader, fake_tools_env, make_course, submission_dir
+
+NAMES = FIXTURES / "kernel-names" / "names-nvcc13.0-sm90.tsv"
+# The two names the H100's Nsight Compute printed for CUB's scan in a student's `single-pass`
+# (--print-kernel-base demangled, grade.json of the held-out set, issue 24): no namespace at all.
+H100_DEMANGLED = ["void DeviceScanInitKernel<ScanTileState<int, 1>>(T1, int)",
+                  "void DeviceScanKernel<policy_hub<int, int, int, unsigned int, cuda::plus<void>>::Policy1000, ...>"]
+
+
+def recorded() -> list[tuple[str, str, str, str]]:
+    """(verdict, source, mangled, demangled) of every recorded kernel."""
+    rows = [line.split("\t") for line in NAMES.read_text().splitlines() if line and not line.startswith("#")]
+    return [(v, src, m, d) for v, src, m, d in rows]
+
+
+def without_namespaces(demangled: str) -> str:
+    """A demangled name as the H100's ncu printed it: every namespace qualifier dropped."""
+    return re.sub(r"(?:\(anonymous namespace\)::|\b[A-Za-z_]\w*::)+", "", demangled)
+
+
+class RecordedNamesTest(unittest.TestCase):
+    def test_the_fixture_covers_the_labs_algorithms_and_the_students_kernels(self):
+        demangled = " ".join(d for v, _, _, d in recorded() if v == "library")
+        for kernel in ("DeviceScanKernel", "DeviceScanInitKernel", "DeviceReduceKernel", "DeviceReduceSingleTileKernel",
+                       "DeviceRadixSortOnesweepKernel", "DeviceRadixSortHistogramKernel",
+                       "DeviceRadixSortExclusiveSumKernel", "DeviceMergeSortBlockSortKernel",
+                       "DeviceMergeSortPartitionKernel", "DeviceMergeSortMergeKernel", "_kernel_agent",
+                       "static_kernel", "transform_kernel"):
+            self.assertIn(f"::{kernel}<", demangled)
+        self.assertGreaterEqual(sum(v == "student" for v, *_ in recorded()), 12)
+
+    def test_mangled_library_kernels_are_flagged_and_students_are_not(self):
+        for verdict, src, mangled, demangled in recorded():
+            with self.subTest(src=src, kernel=demangled[:120]):
+                self.assertEqual(library.library_kernel(mangled), verdict == "library")
+
+    def test_demangled_with_namespaces(self):
+        for verdict, src, _, demangled in recorded():
+            with self.subTest(src=src, kernel=demangled[:120]):
+                self.assertEqual(library.library_kernel(demangled), verdict == "library")
+
+    def test_demangled_without_namespaces_as_the_h100_printed_them(self):
+        for name in H100_DEMANGLED:
+            self.assertTrue(library.library_kernel(name), name)
+        for verdict, src, _, demangled in recorded():
+            bare = without_namespaces(demangled)
+            if verdict == "student" and bare.startswith("DeviceScanKernel("):
+                continue   # named like CUB's: test_a_student_kernel_named_like_cubs
+            with self.subTest(src=src, kernel=bare[:120]):
+                self.assertEqual(library.library_kernel(bare), verdict == "library")
+
+    def test_bare_function_names(self):
+        # ncu's default form: no namespace, no template arguments. CCCL's generic names
+        # (static_kernel, transform_kernel, EmptyKernel) need their template arguments to be told
+        # from a student's kernel of that name, so only the distinctive ones are flagged here.
+        missed = set()
+        for verdict, src, mangled, _ in recorded():
+            parsed = library.mangled_scope(mangled)
+            function = parsed[1] if parsed else mangled   # extern "C": not mangled
+            if verdict == "student" and function == "DeviceScanKernel":
+                continue
+            with self.subTest(src=src, kernel=function):
+                if verdict == "library" and function in library.GENERIC_KERNELS:
+                    self.assertFalse(library.library_kernel(function))
+                    missed.add(function)
+                else:
+                    self.assertEqual(library.library_kernel(function), verdict == "library")
+        self.assertEqual(missed, {"EmptyKernel", "static_kernel", "transform_kernel"})
+
+    def test_a_student_kernel_named_like_cubs(self):
+        # Its mangled name says whose it is; with namespaces printed, so does the demangled one.
+        # Only a form without any namespace cannot tell, and calls it CUB's.
+        row = next(r for r in recorded() if r[0] == "student" and "DeviceScanKernel" in r[3])
+        self.assertFalse(library.library_kernel(row[2]))
+        self.assertEqual(row[3], "reduction::(anonymous namespace)::DeviceScanKernel(int*)")
+        self.assertFalse(library.library_kernel(row[3]))
+        self.assertTrue(library.library_kernel("DeviceScanKernel(int*)"))
+        # extern "C" kernels are not mangled: a generic CCCL name without template arguments is theirs.
+        self.assertFalse(library.library_kernel("transform_kernel"))
+        self.assertTrue(library.library_kernel("transform_kernel<policy_hub<true, tuple<int const*>>::policy1000, "
+                                               "int, Twice, int*, int const*>(T2, int, T3, T4, T5...)"))
+
+    def test_whose_kernel_is_read_from_the_prefix_not_the_template_arguments(self):
+        names = {m: d for v, _, m, d in recorded() if v == "student"}
+        templated = [m for m, d in names.items() if "<" in d]
+        self.assertTrue(any("3cub" in m for m in templated), "a student kernel templated on a cub type")
+        self.assertTrue(any("6thrust" in m for m in templated), "... on a thrust type")
+        self.assertTrue(any("4cuda" in m for m in templated), "... on a cuda type")
+        for m in templated:
+            self.assertFalse(library.library_kernel(m), names[m])
+
+
+class MangledPrefixTest(unittest.TestCase):
+    def test_nested_and_unscoped_names(self):
+        parse = library.mangled_scope
+        self.assertEqual(parse("_ZN3cub17CUB_300001_SM_9006detail4scan16DeviceScanKernelINS2_10policy_hubIiEEEvT_"),
+                         (("cub", "CUB_300001_SM_900", "detail", "scan"), "DeviceScanKernel"))
+        self.assertEqual(parse("_Z9my_kernelPi"), ((), "my_kernel"))
+        self.assertEqual(parse("_ZL9my_kernelPi"), ((), "my_kernel"))             # internal linkage
+        self.assertEqual(parse("_Z8pipelineIN3cub3SumEEvPiT_"), ((), "pipeline"))
+        self.assertEqual(parse("_ZSt4swapPiS_"), (("std",), "swap"))
+        self.assertEqual(parse("_ZNSt6thread5startEv"), (("std", "thread"), "start"))
+        self.assertEqual(parse("_ZN9reductionL4treeEPi"), (("reduction",), "tree"))  # GCC's static in a namespace
+        self.assertEqual(parse("_ZNK3cub4Util3getEv"), (("cub", "Util"), "get"))   # CV-qualified
+        self.assertEqual(parse("_ZNVKR2ns1fEv"), (("ns",), "f"))                      # volatile const &
+        self.assertEqual(parse("_ZN3cub6detailB5cxx116kernelEv"), (("cub", "detail"), "kernel"))   # ABI tag
+        self.assertEqual(parse("_ZN12_GLOBAL__N_13cub6kernelEv"), (("(anonymous namespace)", "cub"), "kernel"))
+
+    def test_what_is_not_a_mangled_function_name(self):
+        for name in ("my_kernel", "void cub::DeviceScanKernel<int>(int)", "_Z", "_ZN", "_ZN3cu", "_ZN3cub",
+                     "_Z99abc", "_ZN03cub1fEv", "_ZNS_1fEv", "_ZZ4mainE1k"):
+            with self.subTest(name=name):
+                self.assertIsNone(library.mangled_scope(name))
+
+    def test_wrapped_anonymous_and_renamed_cub(self):
+        by_source: dict[str, list[str]] = {}
+        for verdict, src, mangled, _ in recorded():
+            if verdict == "library":
+                by_source.setdefault(src, []).append(mangled)
+        scopes = {src: {library.mangled_scope(m)[0][:2] for m in names} for src, names in by_source.items()}
+        self.assertEqual(scopes["wrapped.cu"], {("reduction", "cub")})        # CUB_WRAPPED_NAMESPACE
+        self.assertEqual(scopes["wrapped_thrust.cu"], {("sortlab", "cub")})   # THRUST_CUB_WRAPPED_NAMESPACE
+        self.assertEqual(scopes["anonymous.cu"], {("(anonymous namespace)", "cub")})
+        self.assertEqual(scopes["renamed.cu"], {("scanlib", "CUB_300001_SM_900")})   # #define cub scanlib
+        for src in ("wrapped.cu", "wrapped_thrust.cu", "anonymous.cu", "renamed.cu"):
+            self.assertTrue(all(library.library_kernel(m) for m in by_source[src]), src)
+
+    def test_cub_renamed_without_its_namespace_magic(self):
+        # `#define cub x` with CUB_DISABLE_NAMESPACE_MAGIC drops the versioned namespace too: what is
+        # left is CUB's `detail` namespace and the kernel's name (issue 24 review).
+        self.assertTrue(library.library_kernel("_ZN1x6detail4scan16DeviceScanKernelINS0_10policy_hubIiEEEvT_"))
+        # A student's kernel that borrows the name, outside any `detail`, stays the student's.
+        self.assertFalse(library.library_kernel("_ZN5radix29DeviceRadixSortOnesweepKernelEPj"))
+        # The lint refuses the rename before the build, with the line.
+        from gpulab.lint import forbidden_constructs
+        src = b"#define CUB_DISABLE_NAMESPACE_MAGIC\n#define CUB_IGNORE_NAMESPACE_MAGIC_ERROR\n# define cub x\n"
+        found = forbidden_constructs("scan_tiled.cu", src)
+        self.assertEqual(len(found), 3, found)
+        self.assertIn("scan_tiled.cu:3: #define cub renames CUDA's libraries", found[2])
+        self.assertEqual(forbidden_constructs("a.cu", b"#define CCCL_DISABLE_NVTX\n#define CUBE 3\n"), [])
+        self.assertEqual(len(forbidden_constructs("a.cu", b"#undef DeviceScanKernel\n")), 1)
+
+    def test_a_student_namespace_that_only_looks_like_a_library(self):
+        self.assertFalse(library.library_kernel("_ZN5cubic1kEPi"))
+        self.assertFalse(library.library_kernel("_ZN8thrustly1kEPi"))
+        self.assertFalse(library.library_kernel("_ZN4scan9CUB_stuff1kEPi"))
+
+
+class CcclHeadersTest(unittest.TestCase):
+    """CCCL_KERNELS is the list of the installed CUDA's __global__ functions of CUB and Thrust:
+    a CUDA update that adds a kernel fails here until the list (or CUB's naming) covers it."""
+
+    KERNEL = re.compile(r"\b(?:CUB|THRUST|CCCL)_DETAIL_KERNEL_ATTRIBUTES\b|__global__")
+    LAUNCH_BOUNDS = re.compile(r"(?:__launch_bounds__|CUB_DETAIL_LAUNCH_BOUNDS)\s*\((?:[^()]|\([^()]*\))*\)")
+
+    def header_kernels(self, root: Path) -> set[str]:
+        names = set()
+        for path in list((root / "cub").rglob("*.cuh")) + list((root / "thrust").rglob("*.h")):
+            text = re.sub(r"/\*.*?\*/", "", re.sub(r"//[^\n]*", "", path.read_text(errors="replace")), flags=re.S)
+            for m in self.KERNEL.finditer(text):
+                line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+                if line.lstrip().startswith("#"):
+                    continue   # the macro's own definition
+                declaration = self.LAUNCH_BOUNDS.sub(" ", text[m.end():m.end() + 600])
+                name = re.search(r"\b([A-Za-z_]\w*)\s*\(", declaration)
+                if name and name.group(1) != "ExampleKernel":   # documentation examples
+                    names.add(name.group(1))
+        return names
+
+    def test_every_installed_cccl_kernel_is_known(self):
+        root = Path("/usr/local/cuda/include/cccl")
+        if not (root / "cub").is_dir():
+            self.skipTest(f"no CCCL headers at {root}")
+        found = self.header_kernels(root)
+        self.assertIn("DeviceScanKernel", found)
+        unknown = {k for k in found if k not in library.CCCL_KERNELS and k not in library.GENERIC_KERNELS
+                   and not library.CUB_KERNEL_NAME.fullmatch(k)}
+        self.assertEqual(unknown, set())
+
+
+class ReadableNameTest(unittest.TestCase):
+    MANGLED = next(m for _, _, m, d in recorded() if "scan::DeviceScanKernel<" in d and d.startswith("void cub::"))
+
+    def test_with_cxxfilt(self):
+        if library.shutil.which("c++filt") is None:
+            self.skipTest("no c++filt (binutils)")
+        (name,) = library.readable_names([self.MANGLED])
+        self.assertTrue(name.startswith("void cub::CUB_300001_SM_900::detail::scan::DeviceScanKernel<"), name)
+        self.assertEqual(library.short_kernel(name), "cub::...::DeviceScanKernel")
+
+    def test_without_cxxfilt_the_parsed_prefix(self):
+        with tempfile.TemporaryDirectory() as empty, env(PATH=empty):
+            names = library.readable_names([self.MANGLED, "c_kernel", "_Z9my_kernelPi"])
+        self.assertEqual(names, ["cub::CUB_300001_SM_900::detail::scan::DeviceScanKernel", "c_kernel", "my_kernel"])
+        self.assertEqual(library.short_kernel(names[0]), "cub::...::DeviceScanKernel")
+
+
+class CheckSizeTest(unittest.TestCase):
+    def test_the_performance_size_else_the_largest_case(self):
+        cases = (Case(Size(1025)), Case(Size(1048573)), Case(Size(4099)))
+        rubric = SimpleNamespace(performance=Performance(Size(16777216)), cases=cases)
+        self.assertEqual(library.check_size(rubric), Size(16777216))
+        self.assertEqual(library.check_size(SimpleNamespace(performance=Performance(), cases=cases)), Size(1048573))
+        self.assertIsNone(library.check_size(SimpleNamespace(performance=Performance(), cases=())))
+
+
+class ProfileKeyTest(unittest.TestCase):
+    """lr.profiles holds one profile per stage and size: a run at another n never stands in."""
+
+    def lab_run(self, tmp: Path) -> SimpleNamespace:
+        sandbox = SimpleNamespace(mkdtemp=lambda prefix: Path(tempfile.mkdtemp(prefix=prefix, dir=tmp)),
+                                  profiler_wrap=lambda runner, scratch, timeout: ([], ""), env=lambda home: {})
+        return SimpleNamespace(profiles={}, sandbox=sandbox, runner=Path("/bin/true"),
+                               rubric=SimpleNamespace(tool_timeout=1))
+
+    @staticmethod
+    def at_size(runner, stage, size_arg, *args, **kwargs) -> ncu.KernelProfile:
+        return ncu.KernelProfile(float(size_arg), "", [f"kernel-at-{size_arg}"])
+
+    def test_profile(self):
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(ncu, "profile_kernel_time", self.at_size):
+            lr = self.lab_run(Path(tmp))
+            big = performance.profile(lr, "single-pass", "16777216")
+            self.assertEqual(performance.profile(lr, "single-pass", "4099").kernels, ["kernel-at-4099"])
+            self.assertIs(performance.profile(lr, "single-pass", "16777216"), big)
+
+    def test_profile_stages(self):
+        def stages_at_size(runner, stages, size_arg, *args, **kwargs):
+            return {s: self.at_size(runner, s, size_arg) for s in stages}
+
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(ncu, "profile_stages_kernel_time", side_effect=stages_at_size) as run, \
+                mock.patch.object(ncu, "profile_kernel_time", self.at_size):
+            lr = self.lab_run(Path(tmp))
+            performance.profile_stages(lr, ["tree", "cascading"], "4099")
+            performance.profile_stages(lr, ["tree", "cascading"], "16777216")
+            performance.profile_stages(lr, ["tree", "cascading"], "16777216")   # already there
+            self.assertEqual(run.call_count, 2)
+            self.assertEqual(performance.profile(lr, "tree", "16777216").kernels, ["kernel-at-16777216"])
+            self.assertEqual(performance.profile(lr, "tree", "4099").kernels, ["kernel-at-4099"])
+
+
+class LibraryCheckTest(TempDir, unittest.TestCase):
+    """The check in a grade (fake runners and a fake ncu, whose library kernel is CUB's scan in
+    the form --print-kernel-base asks for)."""
+
+    def setUp(self):
+        super().setUp()
+        self.env = env(**fake_tools_env(self.tmp))
+        self.env.__enter__()
+        self.course = make_course(self.tmp)
+
+    def tearDown(self):
+        self.env.__exit__(None, None, None)
+        super().tearDown()
+
+    def grade(self, behaviour, **opts):
+        return fake_grader(self.course, self.tmp, **opts).grade(submission_dir(self.tmp, behaviour), self.tmp / "out")
+
+    @staticmethod
+    def stage(sub, sid):
+        return next(s for s in sub.labs[0].stages if s.id == sid)
+
+    def test_a_library_call_made_only_at_the_performance_size_is_found(self):
+        # naive calls CUB only for n >= 65536 (the rubric's performance n; its sanitizer n is 4099),
+        # as a one-pass stage calls it only for a multi-block grid; the timing is not cross-checked.
+        log = self.tmp / "ncu-argv.log"
+        with env(FAKE_NCU_LIBRARY_STAGE="naive@65536", FAKE_NCU_ARGV_LOG=str(log)):
+            sub = self.grade(REFERENCE, verify_timing=False)
+        naive = self.stage(sub, "naive")
+        self.assertEqual((naive.checks["library"].status, naive.points), ("fail", 0))
+        self.assertIn("at n=65536: cub::...::DeviceScanKernel", naive.checks["library"].summary)
+        self.assertEqual(self.stage(sub, "shared").checks["library"].status, "pass")
+        timing = [line for line in log.read_text().splitlines() if "gpu__time_duration.sum" in line]
+        self.assertEqual(len(timing), 1, timing)   # one ncu run for both stages
+        self.assertIn("--print-kernel-base mangled", timing[0])
+        self.assertIn("--stage naive --stage shared --n 65536 ", timing[0])
+
+    def test_a_stage_that_fails_a_case_is_still_checked_at_the_performance_size(self):
+        # naive fails the hidden case (n = 33): no performance points, so the timing cross-check
+        # never profiles it; the library check does, at the performance size.
+        with env(FAKE_NCU_LIBRARY_STAGE="naive@65536"):
+            sub = self.grade({"naive": {"status": "pass", "median_ms": 2.0, "fail_n": [33]},
+                              "shared": REFERENCE["shared"]})
+        naive = self.stage(sub, "naive")
+        self.assertEqual(naive.checks["library"].status, "fail")
+        self.assertEqual(naive.points, 0)
+        self.assertIn("asks for your own kernel", naive.checks["correctness"].summary)
+        self.assertEqual(naive.checks["library"].data["library_kernels"][0].split("<")[0].split("::")[-1],
+                         "DeviceScanKernel")
+
+    def test_the_cross_checks_profile_is_shared(self):
+        log = self.tmp / "ncu-argv.log"
+        with env(FAKE_NCU_LIBRARY_STAGE="naive", FAKE_NCU_ARGV_LOG=str(log)):
+            sub = self.grade(REFERENCE)
+        self.assertEqual(self.stage(sub, "naive").checks["library"].status, "fail")
+        timing = [line for line in log.read_text().splitlines() if "gpu__time_duration.sum" in line]
+        self.assertEqual(len(timing), 1, timing)
+
+
+if __name__ == "__main__":
+    unittest.main()
