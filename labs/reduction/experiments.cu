@@ -4,6 +4,7 @@
 // the stages come from the stage table in lab.cu. Do not edit.
 #include <cstdint>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,24 @@ Table bank_model(const ExperimentContext& ctx) {
   t.add_note("excess (run): reduction_model.hpp's predicted_excess_wavefronts over every launch (int32: one plane)");
   t.add_note("excess/step: one block of a tree, one pipeline step of a warp, one 32 x 32 matrix tile");
   t.add_note(gpu_available() ? "grid from this GPU's SM count" : "no GPU: grid from 132 SMs (an H100), exact while n sets it");
+  if (ctx.base.param("draw", 0) != 0) {
+    // The handout's drawings: the same requests as the excess/step column, as bank matrices.
+    auto draw = [&](const std::string& what, const WarpAccess& a) {
+      t.add_note("");
+      t.add_note(what + ":");
+      std::istringstream lines(draw_bank_matrix(a, 8));
+      for (std::string line; std::getline(lines, line);) t.add_note(line);
+    };
+    const auto heap = rm::pipeline_step_requests(rm::PipelineLayout::heap);
+    const auto two_b = rm::pipeline_step_requests(rm::PipelineLayout::two_b);
+    for (std::size_t i = 0; i < heap.size() && i < two_b.size(); ++i) {
+      draw("pipeline-heap " + heap[i].step, heap[i].access);
+      draw("pipeline (2b) " + two_b[i].step, two_b[i].access);
+    }
+    for (const auto& r : rm::tree_interleaved_requests(256))
+      if (r.step.rfind("load x[2st] s=", 0) == 0 && r.step.find("warp 0") != std::string::npos)
+        draw("tree-interleaved, block 256, " + r.step, r.access);
+  }
   return t;
 }
 
@@ -161,7 +180,8 @@ std::vector<gpulab::Experiment> make_experiments() {
       {"op-sweep", "sum / affine / mat2: the order-keeping stages against both CUB peers", true, op_sweep},
       {"block-sweep", "threads per block 64 .. 1024", true, block_sweep},
       {"grid-sweep", "one-pass grid: SMs x 1 .. 16 blocks", true, grid_sweep},
-      {"bank-model", "the bank model's excess shared wavefronts per stage and block (CPU)", false, bank_model},
+      {"bank-model", "the bank model's excess shared wavefronts per stage and block (CPU; --param draw=1 draws the requests)",
+       false, bank_model, {"draw"}},
   };
 }
 

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -129,7 +131,15 @@ Table colors_sweep(const ExperimentContext& ctx) {
   return t;
 }
 
-Table bank_model_table(const ExperimentContext&) {
+// The request of `requests` named `step` (a logic_error if the model has none: the drawing's name
+// went stale).
+gpulab::WarpAccess request_named(const std::vector<scan::model::Request>& requests, const std::string& step) {
+  for (const auto& r : requests)
+    if (r.step == step) return r.access;
+  throw std::logic_error("bank model: no request named '" + step + "'");
+}
+
+Table bank_model_table(const ExperimentContext& ctx) {
   using namespace scan::model;
   Table t({{"pattern", "pattern"},
            {"parameter", "parameter"},
@@ -156,6 +166,21 @@ Table bank_model_table(const ExperimentContext&) {
     row("colored direct walk 128-bit", "d=" + std::to_string(d), colored_direct_walk_128bit_requests(d));
   row("colored page staging", "-", colored_page_requests());
   for (int a : {1, 2, 4, 6, 7, 8, 16, 18, 32}) row("alpha-matrix load", "alpha=" + std::to_string(a), alpha_load_requests(a));
+  if (ctx.base.param("draw", 0) != 0) {
+    // The handout's drawings (RESULTS.md, "The bank model"), from the same requests as the rows.
+    auto draw = [&](const std::string& what, const gpulab::WarpAccess& a) {
+      t.add_note("");
+      t.add_note("== " + what);
+      std::istringstream lines(draw_bank_matrix(a, 8));
+      for (std::string line; std::getline(lines, line);) t.add_note(line);
+    };
+    for (auto layout : {TreeLayout::plain, TreeLayout::padded})
+      for (const char* step : {"up-sweep stride 2 left warp 0", "up-sweep stride 16 left warp 0"})
+        draw("tree scan, " + to_string(layout) + ", block 256, " + step, request_named(tree_scan_requests(256, layout), step));
+    draw("colored offsets direct, d = 8, j = 0", colored_offset_requests(8, false).front().access);
+    draw("colored offsets conflict-free, d = 8, walk trans j = 0",
+         request_named(colored_offset_requests(8, true), "walk trans j=0"));
+  }
   return t;
 }
 
@@ -169,7 +194,8 @@ std::vector<gpulab::Experiment> make_experiments() {
       {"block-sweep", "threads per block 32 .. 1024 for the stages that take --param block", true, block_sweep},
       {"alpha-sweep", "alpha-matrix: alpha = 1 .. 32, GB/s and occupancy (seed 004 Fig. 12)", true, alpha_sweep},
       {"colors-sweep", "colored prefix sums: d = 1 .. 16, time and the bank model (seed 000 Fig. 2)", true, colors_sweep},
-      {"bank-model", "the bank model's wavefronts for every shared-memory pattern (CPU only)", false, bank_model_table},
+      {"bank-model", "the bank model's wavefronts for every shared-memory pattern (CPU only; --param draw=1 draws the handout's)",
+       false, bank_model_table, {"draw"}},
   };
 }
 

@@ -21,10 +21,15 @@
 namespace scan {
 
 // ---- small helpers (usable on the host and in kernels): gpulab/math.hpp ----------------------
-
-using gpulab::ceil_div;   // ceil_div(a, b) = ceil(a / b)
-using gpulab::ceil_log2;  // smallest k with 2^k >= n (0 for n <= 1)
-using gpulab::round_up;   // round_up(a, m) = the next multiple of m
+//
+//   gpulab::ceil_div(a, b)   ceil(a / b)
+//   gpulab::ceil_log2(n)     smallest k with 2^k >= n (0 for n <= 1)
+//   gpulab::round_up(a, m)   the next multiple of m
+// They stay in namespace gpulab: this header declares in namespace scan only the lab's own names
+// below (the stage functions, ScanConfig, ScanWorkspace, scan_workspace_ints, the k... contract
+// constants, alpha_matrix_shared_bytes, the cub_/thrust_ baselines), so a helper of your own
+// (ceil_div, round_up, kWarp, ...) never clashes with it. Call gpulab::ceil_div, or bring it into
+// your own file with a using-declaration.
 
 // ---- the knobs the harness passes (from --param key=value; validated before you see them) ----
 

@@ -34,10 +34,10 @@ void exclusive_scan_cpu(const int* in, int* out, std::size_t n) {
 //   __global__ void naive_step(const int* in, int* out, std::size_t n, std::size_t offset);
 //       out[i] = in[i] + (i >= offset ? in[i - offset] : 0)
 void exclusive_scan_naive(const int* d_in, int* d_out, std::size_t n, ScanWorkspace& ws) {
-  // - n == 0: return. Steps: max(1, ceil_log2(n)), with offsets 1, 2, 4, ...
+  // - n == 0: return. Steps: max(1, gpulab::ceil_log2(n)), with offsets 1, 2, 4, ...
   // - A step must not read what another thread of the same step writes: ping-pong between two
   //   buffers, d_out and ws.take(n). Choose the first target so that the last step lands in d_out.
-  // - Block size: ws.config.block; grid: ceil_div(n, block). Index with std::size_t: n may reach 2^28
+  // - Block size: ws.config.block; grid: gpulab::ceil_div(n, block). Index with std::size_t: n may reach 2^28
   //   and blockIdx.x * blockDim.x overflows int long before 2^32 threads.
   // - GPULAB_CHECK_LAUNCH() after every <<<...>>>.
   (void)d_in, (void)d_out, (void)n, (void)ws;
@@ -46,7 +46,7 @@ void exclusive_scan_naive(const int* d_in, int* d_out, std::size_t n, ScanWorksp
 
 // ---- 3. work-efficient: Blelloch up-sweep / down-sweep in global memory (seed 003) ---------------
 //
-// The tree needs a power of two m = 2^L >= n elements (L = max(1, ceil_log2(n))): take it from
+// The tree needs a power of two m = 2^L >= n elements (L = max(1, gpulab::ceil_log2(n))): take it from
 // ws.take(m) and treat the elements past n as 0. At level s (stride 2^s) the pairs are
 // (left, right) = (right - 2^s, (2k + 2) 2^s - 1).
 //   up-sweep,   s = 0 .. L-1:  tree[right] += tree[left]

@@ -18,7 +18,9 @@
 
 namespace transpose {
 
-using gpulab::ceil_div;  // ceil_div(a, b) = ceil(a / b), on the host and in kernels (gpulab/math.hpp)
+// gpulab::ceil_div(a, b) = ceil(a / b), on the host and in kernels (gpulab/math.hpp). It stays in
+// namespace gpulab: this header declares in namespace transpose only kTile, kBlockRows and the
+// stage functions below, so a helper of your own (ceil_div, kWarp, ...) never clashes with it.
 
 // The tile every shared-memory stage works on (seed 000 §3: b x b with b = w = 32 banks) and the
 // thread-block shape the handout assumes: 32 x 8 threads, each thread moving 32 / 8 = 4 elements.

@@ -19,6 +19,10 @@
 
 namespace scan {
 
+// The kit's integer helpers by their short names, in this file only: the interface leaves them in
+// gpulab:: (gpulab/math.hpp) so that a submission may define helpers of its own by these names.
+using gpulab::ceil_div;
+
 namespace {
 
 constexpr unsigned kFullMask = 0xffffffffu;

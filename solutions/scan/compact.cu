@@ -11,6 +11,10 @@
 
 namespace scan {
 
+// The kit's integer helpers by their short names, in this file only: the interface leaves them in
+// gpulab:: (gpulab/math.hpp) so that a submission may define helpers of its own by these names.
+using gpulab::ceil_div;
+
 std::size_t compact_cpu(const int* in, int* out, std::size_t n) {
   std::size_t count = 0;
   for (std::size_t i = 0; i < n; ++i)

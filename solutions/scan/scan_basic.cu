@@ -10,6 +10,11 @@
 
 namespace scan {
 
+// The kit's integer helpers by their short names, in this file only: the interface leaves them in
+// gpulab:: (gpulab/math.hpp) so that a submission may define helpers of its own by these names.
+using gpulab::ceil_div;
+using gpulab::ceil_log2;
+
 // ---- 1. CPU -------------------------------------------------------------------------------------
 
 void exclusive_scan_cpu(const int* in, int* out, std::size_t n) {

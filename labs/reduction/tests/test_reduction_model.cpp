@@ -1,11 +1,11 @@
 // CPU tests of the reduction lab's operators and model (no GPU needed).
 // Run:  ./build/ci/labs/reduction/test-reduction-reference "[cpu]"
-//       ./build/ci/labs/reduction/test-reduction-reference "[.bank-matrix]"   (the handout's drawings)
+// The handout's drawings: ./build/ci/gpulab experiment reduction bank-model --param draw=1
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -254,7 +254,7 @@ TEST_CASE("bank model: tree-interleaved degrees per stride (labs-brief §1.3)", 
   for (int block : {64, 128, 256, 512, 1024}) {
     long closed = 0;
     for (int s = 1; s < block; s *= 2)
-      closed += 3L * static_cast<long>(ceil_div(block, 64 * s)) * (m::tree_interleaved_degree(block, s) - 1);
+      closed += 3L * static_cast<long>(gpulab::ceil_div(block, 64 * s)) * (m::tree_interleaved_degree(block, s) - 1);
     INFO("block " << block);
     CHECK(m::summarize(m::tree_interleaved_requests(block)).excess() == closed);
     CHECK(closed > 0);
@@ -262,7 +262,12 @@ TEST_CASE("bank model: tree-interleaved degrees per stride (labs-brief §1.3)", 
 }
 
 TEST_CASE("bank model: tree (sequential addressing) is conflict-free", "[cpu][bank-model]") {
-  for (int block : {64, 256, 1024}) CHECK(m::summarize(m::tree_requests(block)).excess() == 0);
+  for (int block : {64, 256, 1024}) {
+    const auto s = m::summarize(m::tree_requests(block));
+    INFO("block " << block);
+    CHECK(s.requests > 0);  // no requests would be conflict-free too
+    CHECK(s.excess() == 0);
+  }
 }
 
 TEST_CASE("bank model: the pipeline step, heap 2-way on both operand loads, 2b layout none", "[cpu][bank-model]") {
@@ -275,6 +280,7 @@ TEST_CASE("bank model: the pipeline step, heap 2-way on both operand loads, 2b l
   CHECK(gpulab::analyze_bank_conflicts(heap[3].access).excess() == 0);  // result store
   CHECK(m::summarize(heap).excess() == 2);
   // Every access of the 2b layout, the result store included (004's proof omits it), is a bijection.
+  REQUIRE(two_b.size() == 4);
   for (const auto& r : two_b) {
     INFO(r.step);
     CHECK(gpulab::analyze_bank_conflicts(r.access).max_way == 1);
@@ -291,7 +297,9 @@ TEST_CASE("bank model: the heap's operand loads fused into one 64-bit load do no
 }
 
 TEST_CASE("bank model: matrix staging with the pad column is conflict-free", "[cpu][bank-model]") {
-  CHECK(m::summarize(m::matrix_tile_requests()).excess() == 0);
+  const auto s = m::summarize(m::matrix_tile_requests());
+  CHECK(s.requests > 0);  // no requests would be conflict-free too
+  CHECK(s.excess() == 0);
 }
 
 TEST_CASE("bank model: whole-run predictions, what Nsight Compute should count", "[cpu][bank-model]") {
@@ -351,15 +359,45 @@ TEST_CASE("bank model: equal to Nsight Compute's counts of the GPU run (results/
   CHECK(m::predicted_excess_wavefronts(m::Stage::pipeline_heap, std::size_t{1} << 18, s) == 6656);
 }
 
-TEST_CASE("draw the bank matrices of the handout", "[.bank-matrix]") {
+// The handout's drawings: gpulab experiment reduction bank-model --param draw=1
+TEST_CASE("bank-model experiment: draw=1 draws every request its excess/step column counts", "[cpu][bank-model]") {
+  const auto& lab = gpulab::testing::lab();
+  const auto e = std::find_if(lab.experiments.begin(), lab.experiments.end(), [](const auto& x) { return x.id == "bank-model"; });
+  REQUIRE(e != lab.experiments.end());
+  CHECK_FALSE(e->needs_gpu);
+  auto printed = [&](long long draw) {
+    gpulab::ExperimentContext ctx;
+    ctx.lab = &lab;
+    ctx.base = gpulab::testing::problem(std::size_t{1} << 16).with("draw", draw);
+    ctx.quick = true;
+    std::ostringstream out;
+    e->run(ctx).print_table(out);
+    return out.str();
+  };
+  const std::string plain = printed(0), text = printed(1);
+  CHECK(plain.find("warp request:") == std::string::npos);
+  auto drawn = [&](const std::string& title, const gpulab::WarpAccess& a) {
+    INFO(title);
+    CHECK(text.find(title + ":\n" + gpulab::draw_bank_matrix(a, 8)) != std::string::npos);
+  };
   const auto heap = m::pipeline_step_requests(m::PipelineLayout::heap);
   const auto two_b = m::pipeline_step_requests(m::PipelineLayout::two_b);
+  REQUIRE(heap.size() == 4);
+  REQUIRE(two_b.size() == 4);
   for (std::size_t i = 0; i < heap.size(); ++i) {
-    std::cout << "pipeline-heap " << heap[i].step << "\n" << gpulab::draw_bank_matrix(heap[i].access) << "\n";
-    std::cout << "pipeline (2b) " << two_b[i].step << "\n" << gpulab::draw_bank_matrix(two_b[i].access) << "\n";
+    drawn("pipeline-heap " + heap[i].step, heap[i].access);
+    drawn("pipeline (2b) " + two_b[i].step, two_b[i].access);
   }
-  const auto interleaved = m::tree_interleaved_requests(256);
-  for (const auto& r : interleaved)
-    if (r.step.rfind("load x[2st] s=", 0) == 0 && r.step.find("warp 0") != std::string::npos)
-      std::cout << "tree-interleaved " << r.step << "\n" << gpulab::draw_bank_matrix(r.access) << "\n";
+  int interleaved = 0;
+  for (const auto& r : m::tree_interleaved_requests(256))
+    if (r.step.rfind("load x[2st] s=", 0) == 0 && r.step.find("warp 0") != std::string::npos) {
+      drawn("tree-interleaved, block 256, " + r.step, r.access);
+      ++interleaved;
+    }
+  CHECK(interleaved > 0);
+  // The handout's point: the heap's operand loads are 2-way, the 2b layout's never.
+  CHECK(text.find("pipeline-heap " + heap[1].step + ":\nwarp request: 4-byte accesses; 2 wavefronts (ideal 1, excess 1); "
+                  "worst bank: 2-way conflict") != std::string::npos);
+  CHECK(text.find("pipeline (2b) " + two_b[1].step + ":\nwarp request: 4-byte accesses; 1 wavefront (ideal 1, excess 0)\n") !=
+        std::string::npos);
 }

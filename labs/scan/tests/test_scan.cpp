@@ -1,9 +1,13 @@
 // Visible tests of the scan lab. [cpu] cases run everywhere (CI has no GPU); [gpu] cases need a GPU.
 // Run one stage's tests:  ./build/default/labs/scan/test-scan-student "[naive]"
 #include <algorithm>
-#include <iostream>
+#include <cstdint>
 #include <numeric>
+#include <set>
+#include <sstream>
+#include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "gpulab/testing.hpp"
@@ -37,6 +41,36 @@ void check_large(const std::string& stage, Params params = {}) {
   GPULAB_CHECK_PASS(stage, with_params(problem((std::size_t{1} << 24) + 5, Distribution::uniform, 3), params));
 }
 
+// An experiment of the lab, run as `gpulab experiment scan ID --quick` runs it.
+gpulab::Table run_experiment(const gpulab::Experiment& e, Problem base = problem(std::size_t{1} << 16)) {
+  gpulab::ExperimentContext ctx;
+  ctx.lab = &gpulab::testing::lab();
+  ctx.base = std::move(base);
+  ctx.quick = true;
+  ctx.measure.repetitions = 2;
+  ctx.measure.warmup = 1;
+  return e.run(ctx);
+}
+
+const gpulab::Experiment& experiment(const std::string& id) {
+  for (const auto& e : gpulab::testing::lab().experiments)
+    if (e.id == id) return e;
+  throw std::logic_error("lab scan has no experiment " + id);
+}
+
+// The column of `key`, or the number of columns when there is none.
+std::size_t column(const gpulab::Table& t, const std::string& key) {
+  std::size_t i = 0;
+  while (i < t.columns().size() && t.columns()[i].key != key) ++i;
+  return i;
+}
+
+std::string printed(const gpulab::Table& t) {
+  std::ostringstream out;
+  t.print_table(out);
+  return out.str();
+}
+
 }  // namespace
 
 // ================================== [cpu]: the harness's own CPU code ==================================
@@ -55,12 +89,16 @@ TEST_CASE("colored reference: each color keeps its own running sum", "[cpu][harn
   CHECK(scan::model::colored_scan_reference(values, colors) == std::vector<int>{0, 0, 5, 7, 6});
 }
 
-TEST_CASE("colored input: colors in range, values independent of d", "[cpu][harness]") {
+TEST_CASE("colored input: every color of [0, d) occurs, none outside; inputs follow the seed", "[cpu][harness]") {
   for (int d : {1, 2, 16}) {
+    INFO("d = " << d);
     const auto c = scan::model::color_input(5000, 9, d);
+    CHECK(std::set<int>(c.begin(), c.end()).size() == static_cast<std::size_t>(d));
     CHECK(*std::max_element(c.begin(), c.end()) == d - 1);
   }
+  // The values are scan_input's (lab.cu passes no d to it): the same for a seed, others for another.
   CHECK(scan::model::scan_input(Distribution::uniform, 100, 4) == scan::model::scan_input(Distribution::uniform, 100, 4));
+  CHECK(scan::model::scan_input(Distribution::uniform, 100, 4) != scan::model::scan_input(Distribution::uniform, 100, 5));
 }
 
 TEST_CASE("compaction input: the zero percentage is honoured", "[cpu][harness]") {
@@ -122,11 +160,14 @@ TEST_CASE("knobs: a stage's own defaults, the command line wins", "[cpu][harness
 
 TEST_CASE("every student stage names its file, one of the lab's student files", "[cpu][harness]") {
   const auto& lab = gpulab::testing::lab();
+  int students = 0;
   for (const auto& s : lab.stages) {
     INFO("stage " << s.id);
     if (s.role != gpulab::Role::student) continue;
+    ++students;
     CHECK(std::find(lab.student_files.begin(), lab.student_files.end(), s.file) != lab.student_files.end());
   }
+  CHECK(students > 0);  // a loop over no student stage would check nothing
 }
 
 TEST_CASE("the model's launch counts", "[cpu][harness]") {
@@ -234,26 +275,55 @@ TEST_CASE("bank model: the alpha x (b+1) load against seed 004's bound", "[cpu][
   }
 }
 
-// Prints the drawings the handout shows: test-scan-reference "[.bank-matrix]"
-TEST_CASE("draw the bank matrices of the handout", "[.bank-matrix]") {
-  using scan::model::TreeLayout;
-  auto find = [](const std::vector<scan::model::Request>& rs, const std::string& step) {
-    for (const auto& r : rs)
-      if (r.step == step) return r;
-    FAIL("no request " << step);
-    return rs.front();
-  };
-  for (auto layout : {TreeLayout::plain, TreeLayout::padded}) {
-    const auto rs = scan::model::tree_scan_requests(256, layout);
-    for (const char* step : {"up-sweep stride 2 left warp 0", "up-sweep stride 16 left warp 0"})
-      std::cout << "== tree scan, " << scan::model::to_string(layout) << ", block 256, " << step << "\n"
-                << gpulab::draw_bank_matrix(find(rs, step).access, 8) << "\n";
+TEST_CASE("bank-model experiment: a row per pattern, padded trees conflict-free, plain ones not", "[cpu][bank-model]") {
+  const auto t = run_experiment(experiment("bank-model"));
+  const std::size_t pattern = column(t, "pattern"), excess = column(t, "excess");
+  REQUIRE(pattern < t.columns().size());
+  REQUIRE(excess < t.columns().size());
+  int plain = 0, padded = 0;
+  for (const auto& row : t.rows()) {
+    const auto& name = std::get<std::string>(row[pattern]);
+    INFO(name);
+    if (name == "tree scan plain") {
+      CHECK(std::get<std::int64_t>(row[excess]) > 0);
+      ++plain;
+    }
+    if (name == "tree scan padded") {
+      CHECK(std::get<std::int64_t>(row[excess]) == 0);
+      ++padded;
+    }
   }
-  std::cout << "== colored offsets direct, d = 8, j = 0\n"
-            << gpulab::draw_bank_matrix(scan::model::colored_offset_requests(8, false).front().access, 8) << "\n";
-  std::cout << "== colored offsets conflict-free, d = 8, walk trans j = 0\n"
-            << gpulab::draw_bank_matrix(find(scan::model::colored_offset_requests(8, true), "walk trans j=0").access, 8)
-            << "\n";
+  CHECK(plain == 6);  // block 32 .. 1024
+  CHECK(padded == 6);
+  CHECK(printed(t).find("warp request:") == std::string::npos);  // no drawings unless asked
+}
+
+// The drawings RESULTS.md shows ("The bank model"): gpulab experiment scan bank-model --param draw=1
+TEST_CASE("bank-model experiment: draw=1 draws the handout's bank matrices from the model", "[cpu][bank-model]") {
+  using scan::model::TreeLayout;
+  const std::string text = printed(run_experiment(experiment("bank-model"), problem(std::size_t{1} << 16).with("draw", 1)));
+  auto request = [](const std::vector<scan::model::Request>& rs, const std::string& step) {
+    const auto it = std::find_if(rs.begin(), rs.end(), [&](const auto& r) { return r.step == step; });
+    REQUIRE(it != rs.end());
+    return it->access;
+  };
+  auto drawn = [&](const std::string& title, const gpulab::WarpAccess& a) {
+    INFO(title);
+    CHECK(text.find("== " + title + "\n" + gpulab::draw_bank_matrix(a, 8)) != std::string::npos);
+  };
+  for (auto layout : {TreeLayout::plain, TreeLayout::padded})
+    for (const char* step : {"up-sweep stride 2 left warp 0", "up-sweep stride 16 left warp 0"})
+      drawn("tree scan, " + scan::model::to_string(layout) + ", block 256, " + step,
+            request(scan::model::tree_scan_requests(256, layout), step));
+  drawn("colored offsets direct, d = 8, j = 0", scan::model::colored_offset_requests(8, false).front().access);
+  drawn("colored offsets conflict-free, d = 8, walk trans j = 0",
+        request(scan::model::colored_offset_requests(8, true), "walk trans j=0"));
+  // What RESULTS.md says of them: stride 2 of the plain tree is 4-way, padding removes it.
+  CHECK(text.find("== tree scan, plain, block 256, up-sweep stride 2 left warp 0\n"
+                  "warp request: 4-byte accesses; 4 wavefronts (ideal 1, excess 3); worst bank: 4-way conflict") !=
+        std::string::npos);
+  CHECK(text.find("== tree scan, padded, block 256, up-sweep stride 16 left warp 0\n"
+                  "warp request: 4-byte accesses; 1 wavefront (ideal 1, excess 0)\n") != std::string::npos);
 }
 
 // ================================== [cpu]: the CPU stages ==================================
@@ -354,16 +424,22 @@ TEST_CASE("baselines: cub, thrust, cub-compact", "[gpu][baselines]") {
   }
 }
 
-TEST_CASE("experiments run in quick mode", "[gpu][experiments]") {
-  gpulab::ExperimentContext ctx;
-  ctx.lab = &gpulab::testing::lab();
-  ctx.base = problem(std::size_t{1} << 16);
-  ctx.quick = true;
-  ctx.measure.repetitions = 2;
-  ctx.measure.warmup = 1;
+TEST_CASE("experiments run in quick mode: every stage of every sweep passes and is timed", "[gpu][experiments]") {
   for (const auto& e : gpulab::testing::lab().experiments) {
+    if (!e.needs_gpu) continue;  // the CPU ones have [cpu] tests above
     INFO("experiment " << e.id);
-    const gpulab::Table t = e.run(ctx);
-    CHECK(!t.rows().empty());
+    const gpulab::Table t = run_experiment(e);
+    CHECK(t.rows().size() >= 2);
+    // Each row is one timed run of a stage (time_stage): its status must say pass, and a passing
+    // run has a time. A row that says fail, todo, skipped or error is a broken experiment.
+    const std::size_t stage = column(t, "stage"), status = column(t, "status"), ms = column(t, "median_ms");
+    REQUIRE(stage < t.columns().size());
+    REQUIRE(status < t.columns().size());
+    REQUIRE(ms < t.columns().size());
+    for (const auto& row : t.rows()) {
+      INFO("stage " << std::get<std::string>(row[stage]));
+      CHECK(std::get<std::string>(row[status]) == "pass");
+      CHECK(std::holds_alternative<double>(row[ms]));
+    }
   }
 }
