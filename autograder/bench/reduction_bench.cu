@@ -88,8 +88,7 @@ struct Context {
 
   Context(const gpulab::DeviceInfo& d, std::size_t max_n, int block_size)
       : device(d), block(block_size), memory(reduce_workspace_bytes(max_n, 16)) {
-    ws.temp = memory.data();
-    ws.bytes = memory.size();
+    static_cast<gpulab::Scratch&>(ws) = gpulab::Scratch(memory.data(), memory.size());
     ws.multiprocessors = d.multiprocessors;
     ws.config.block = block_size;
   }

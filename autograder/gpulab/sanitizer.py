@@ -162,8 +162,11 @@ def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, problem: str
     work.mkdir(parents=True, exist_ok=True)
     log = work / f"sanitizer-{tool}-{stages[0] if len(stages) == 1 else 'all'}{'-' + tag if tag else ''}.log"
     log.unlink(missing_ok=True)
-    cmd = (wrapper or []) + [str(exe), "--tool", tool, "--error-exitcode", str(ERROR_EXIT), "--print-limit", "50",
-                             "--log-file", str(log)]
+    # --nvtx yes: the runner registers each scratch take as a region of its arena with NVTX's memory
+    # API, so memcheck reports a write past a region, not only past the allocation (on by default
+    # since CUDA 12.0; said so that a tool whose default changes still sees the regions).
+    cmd = (wrapper or []) + [str(exe), "--tool", tool, "--nvtx", "yes", "--error-exitcode", str(ERROR_EXIT),
+                             "--print-limit", "50", "--log-file", str(log)]
     if tool == "racecheck":
         cmd += ["--racecheck-report", "all"]
     cmd += [str(runner), "run"]

@@ -58,9 +58,9 @@ step "ncu nvtx filter that matches nothing (expect 'No kernels were profiled')"
 timeout 60 ncu --section SourceCounters --nvtx --nvtx-include "gpulab:nope/" "$ref" run --stage copy --n 64x64 --no-time \
   >"$out/ncu-nomatch.log" 2>&1
 step "compute-sanitizer clean runs"
-timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 --print-limit 50 --log-file "$out/memcheck-clean.log" \
+timeout 120 compute-sanitizer --tool memcheck --nvtx yes --error-exitcode 9 --print-limit 50 --log-file "$out/memcheck-clean.log" \
   "$ref" run --stage padded --stage naive --n 100x67 --no-time --format json >/dev/null 2>&1; echo "memcheck exit $?" >>"$out/steps.log"
-timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 --print-limit 50 --racecheck-report all \
+timeout 120 compute-sanitizer --tool racecheck --nvtx yes --error-exitcode 9 --print-limit 50 --racecheck-report all \
   --log-file "$out/racecheck-clean.log" "$ref" run --stage padded --n 100x67 --no-time --format json >/dev/null 2>&1
 echo "racecheck exit $?" >>"$out/steps.log"
 

@@ -73,6 +73,24 @@ class SanitizerTest(unittest.TestCase):
 
     def test_real_race_names_the_line(self):
         self.assert_real_finding_at("racecheck-race-real-h200.log", "transpose.cu", 174)
+    def test_run_turns_the_nvtx_regions_on(self):
+        """--nvtx yes: memcheck sees each scratch take as its own region (issue 24 item 4)."""
+        import tempfile
+        from pathlib import Path
+        from unittest import mock
+        seen: list[list[str]] = []
+
+        def fake_run(cmd, **_):
+            seen.append([str(c) for c in cmd])
+            return proc.Result(cmd, 0, "", "", 1.0)
+
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(sanitizer.tools, "find_tool", return_value=Path("/cs")), \
+                mock.patch.object(sanitizer.proc, "run", side_effect=fake_run):
+            sanitizer.run_sanitizer("memcheck", Path("/runner"), "naive", "4099", Path(tmp), 10.0)
+        cmd = seen[0]
+        self.assertEqual(cmd[cmd.index("--nvtx") + 1], "yes")
+        self.assertLess(cmd.index("--nvtx"), cmd.index("/runner"), "a compute-sanitizer option, not the runner's")
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,11 +1,16 @@
 // The lab kit's host parts: Problem knobs, Stage defaults and setters, the knob check, the scratch
 // arena, the problem cache and the integer helpers.
+#include <algorithm>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "gpulab/lab.hpp"
 #include "gpulab/math.hpp"
 #include "gpulab/scratch.hpp"
+#include "gpulab/scratch_guard.hpp"
 #include "gpulab/stages.hpp"
 #include "gpulab/testing.hpp"
 
@@ -19,7 +24,7 @@ Problem problem(std::size_t n) {
 }
 }  // namespace
 
-TEST_CASE("math: ceil_div, ceil_log2, round_up, is_pow2", "[kit]") {
+TEST_CASE("math: ceil_div, ceil_log2, round_up, is_pow2", "[cpu][kit]") {
   STATIC_REQUIRE(gpulab::ceil_div(10, 4) == 3);
   STATIC_REQUIRE(gpulab::ceil_log2(0) == 0);
   STATIC_REQUIRE(gpulab::ceil_log2(1025) == 11);
@@ -29,7 +34,7 @@ TEST_CASE("math: ceil_div, ceil_log2, round_up, is_pow2", "[kit]") {
   CHECK_FALSE(gpulab::is_pow2(96));
 }
 
-TEST_CASE("Problem: param_in names the knob and the range; with and only", "[kit]") {
+TEST_CASE("Problem: param_in names the knob and the range; with and only", "[cpu][kit]") {
   const Problem p = problem(5).with("block", 2000).with("colors", 3);
   CHECK(p.param_in("colors", 8, 1, 16) == 3);
   CHECK(p.param_in("alpha", 8, 1, 32) == 8);
@@ -43,7 +48,7 @@ TEST_CASE("Problem: param_in names the knob and the range; with and only", "[kit
   CHECK(p.only({}) == problem(5));
 }
 
-TEST_CASE("Stage: defaults fill in, the command line wins; the knob check", "[kit]") {
+TEST_CASE("Stage: defaults fill in, the command line wins; the knob check", "[cpu][kit]") {
   gpulab::Lab lab;
   lab.id = "demo";
   lab.stages.push_back(gpulab::make_stage("a", "", gpulab::Where::cpu, "", nullptr).takes({"block"}).default_param("block", 128));
@@ -59,7 +64,7 @@ TEST_CASE("Stage: defaults fill in, the command line wins; the knob check", "[ki
                     "--param blok=5: unknown knob; stage a takes: block (every knob of lab demo: block, zeros)");
 }
 
-TEST_CASE("Scratch: aligned pieces, a clear error past the end, reset", "[kit]") {
+TEST_CASE("Scratch: aligned pieces, a clear error past the end, reset", "[cpu][kit]") {
   alignas(16) unsigned char storage[64];
   gpulab::Scratch s(storage, sizeof storage);
   CHECK(static_cast<void*>(s.take<char>(3)) == storage);
@@ -70,7 +75,7 @@ TEST_CASE("Scratch: aligned pieces, a clear error past the end, reset", "[kit]")
   CHECK(static_cast<void*>(s.take<int>(16)) == storage);
 }
 
-TEST_CASE("ProblemCache: one make per key; the oldest is dropped before a new one is built", "[kit]") {
+TEST_CASE("ProblemCache: one make per key; the oldest is dropped before a new one is built", "[cpu][kit]") {
   gpulab::ProblemCache<int> cache(1);
   int makes = 0;
   std::weak_ptr<const int> first = cache.get(problem(1), [&] { return ++makes; });
@@ -80,4 +85,177 @@ TEST_CASE("ProblemCache: one make per key; the oldest is dropped before a new on
     return ++makes;
   }) == 2);
   CHECK(*cache.get(problem(1), [&] { return ++makes; }) == 3);
+}
+
+// ---- scratch guards (issue 24, item 4): the kit's logic on host memory --------------------------------
+
+namespace {
+
+namespace demo {
+struct Pair {
+  int a, b;
+};
+}  // namespace demo
+
+// An arena as ScratchOwner keeps one on the device (stages.hpp), in host memory: filled with the
+// guard byte when allocated, guard gaps after every take, rearmed before and checked after a run.
+class HostArena final : public gpulab::GuardedScratch, public gpulab::ScratchMemory {
+ public:
+  explicit HostArena(std::size_t bytes)
+      : memory_(bytes, gpulab::kScratchGuardByte), view_(memory_.data(), memory_.size(), gpulab::kScratchGuardBytes) {}
+  gpulab::Scratch& fresh() {
+    view_.reset();
+    guards_.run_started();
+    join_running_stage();
+    return view_;
+  }
+  void rearm_guards() override { guards_.rearm(view_, *this); }
+  std::optional<std::string> overrun() override { return guards_.overrun(view_, *this); }
+  void fill(std::size_t offset, std::size_t bytes, unsigned char value) override {
+    std::memset(memory_.data() + offset, value, bytes);
+  }
+  void read(std::size_t offset, std::size_t bytes, unsigned char* out) override {
+    std::memcpy(out, memory_.data() + offset, bytes);
+  }
+
+ private:
+  std::vector<unsigned char> memory_;
+  gpulab::Scratch view_;
+  gpulab::ScratchGuards guards_;
+};
+
+// A CPU stage of the kit (ArrayStage) that takes two regions from `arena` and writes them whole,
+// or one element past the second (`past` elements past it).
+class TakingStage final : public gpulab::ArrayStage<int, gpulab::Where::cpu> {
+ public:
+  TakingStage(HostArena& arena, std::size_t past)
+      : ArrayStage(4, [this] { return std::span<const int>(expected_); }), arena_(arena), past_(past) {}
+  void run() override {
+    gpulab::Scratch& s = arena_.fresh();
+    int* a = s.take<int>(100);
+    int* b = s.take<int>(1024);
+    std::fill(a, a + 100, 1);
+    std::fill(b, b + 1024 + past_, 2);  // past_ > 0: the bug under test
+    std::fill(output(), output() + 4, 7);
+  }
+  double bytes_moved() const override { return 0; }
+  // What a lab's own check() (scan's compaction) does: look at the output through download().
+  std::size_t lab_check() { return download().size(); }
+  void write_past(std::size_t elements) { past_ = elements; }
+
+ private:
+  std::vector<int> expected_{7, 7, 7, 7};
+  HostArena& arena_;
+  std::size_t past_;
+};
+
+}  // namespace
+
+TEST_CASE("Scratch: a guard gap after every region, each take recorded and named", "[cpu][kit]") {
+  alignas(16) unsigned char storage[1024];
+  gpulab::Scratch s(storage, sizeof storage, 256);
+  CHECK(static_cast<void*>(s.take<int>(3)) == storage);
+  CHECK(static_cast<void*>(s.take<demo::Pair>(2)) == storage + 272);  // 12 bytes, 256 of guard, aligned to 16
+  REQUIRE(s.regions().size() == 2);
+  const gpulab::ScratchRegion& r = s.regions()[1];
+  CHECK(r.offset == 272);
+  CHECK(r.bytes == 16);
+  CHECK(r.guard == 256);
+  CHECK(gpulab::describe_take(s.regions()[0]) == "take<int>(3)");
+  CHECK(gpulab::describe_take(r) == "take<(anonymous namespace)::demo::Pair>(2)");
+  // The last guard shrinks to what is left rather than refusing a take that fits.
+  CHECK_NOTHROW(s.take<unsigned char>(1024 - 544 - 10));
+  CHECK(s.regions()[2].guard == 10);
+  s.reset();
+  CHECK(s.regions().empty());
+  // A plain arena (tests, benches) has no gaps: the layout of before.
+  gpulab::Scratch plain(storage, sizeof storage);
+  (void)plain.take<int>(3);
+  CHECK(static_cast<void*>(plain.take<int>(1)) == storage + 16);
+}
+
+TEST_CASE("ScratchGuards: a write one element past a region fails the stage's check, named", "[cpu][kit]") {
+  HostArena arena(16384);
+  TakingStage bad(arena, 1);
+  bad.reset_output();
+  bad.run();
+  const gpulab::CheckResult r = bad.check();
+  REQUIRE_FALSE(r.ok);
+  CHECK(r.message.find("the stage wrote past scratch region #2 (take<int>(1024), 4096 bytes): the first changed "
+                       "guard byte is at offset 4096 of the region, 0 bytes past its end (element index 1024 of a "
+                       "region of 1024)") == 0);
+  CHECK(r.message.find("(it holds 0x02, the guard 0x5c)") != std::string::npos);
+  // The output is still saved; a lab's own check() that looks at it through download() fails too.
+  CHECK(bad.output_bytes().has_value());
+  CHECK_THROWS_AS(bad.lab_check(), gpulab::ScratchOverrun);
+}
+
+TEST_CASE("ScratchGuards: runs that stay inside pass, again and again; the guard is rearmed before each", "[cpu][kit]") {
+  HostArena arena(16384);
+  TakingStage stage(arena, 0);
+  for (int run = 0; run < 3; ++run) {
+    stage.reset_output();
+    stage.run();
+    CHECK(stage.check().ok);
+  }
+  // An overrun in a later run is caught (the guards were refilled before it)...
+  stage.write_past(3);
+  stage.reset_output();
+  stage.run();
+  CHECK(stage.check().message.find("element index 1024 of a region of 1024") != std::string::npos);
+  // ... and the next honest run passes: reset_output put the pattern back.
+  stage.write_past(0);
+  stage.reset_output();
+  stage.run();
+  CHECK(stage.check().ok);
+}
+
+TEST_CASE("ScratchGuards: a guard that was not filled before the run is not blamed", "[cpu][kit]") {
+  gpulab::ScratchGuards guards;
+  std::vector<unsigned char> memory(4096, gpulab::kScratchGuardByte);
+  struct Host final : gpulab::ScratchMemory {
+    std::vector<unsigned char>& m;
+    explicit Host(std::vector<unsigned char>& memory) : m(memory) {}
+    void fill(std::size_t o, std::size_t b, unsigned char v) override { std::memset(m.data() + o, v, b); }
+    void read(std::size_t o, std::size_t b, unsigned char* out) override { std::memcpy(out, m.data() + o, b); }
+  } host(memory);
+  gpulab::Scratch s(memory.data(), memory.size(), 256);
+  // Run 1: a region of 64 ints at 0, written whole (its guard is at 256).
+  guards.run_started();
+  s.reset();
+  std::fill_n(s.take<int>(64), 64, 1);
+  CHECK_FALSE(guards.overrun(s, host));
+  guards.rearm(s, host);
+  // Run 2 takes differently: its guard lies on run 1's data, which no fill covered.
+  guards.run_started();
+  s.reset();
+  (void)s.take<int>(8);
+  CHECK_FALSE(guards.overrun(s, host));
+  // Run 3 without a rearm before it: nothing of it is known to hold the pattern.
+  guards.run_started();
+  s.reset();
+  std::fill_n(s.take<int>(64), 65, 1);
+  CHECK_FALSE(guards.overrun(s, host));
+}
+
+TEST_CASE("StageScratch: an arena joins the stage whose reset_output ran last, and outlives or dies first", "[cpu][kit]") {
+  auto arena = std::make_unique<HostArena>(16384);
+  {
+    TakingStage first(*arena, 1);
+    TakingStage second(*arena, 0);
+    first.reset_output();
+    first.run();
+    CHECK_FALSE(first.check().ok);
+    second.reset_output();  // the arena moves to the second stage at its run
+    second.run();
+    CHECK(second.check().ok);
+    CHECK(first.check().ok);  // no longer its arena
+  }
+  // The stages are gone; the arena's fresh() joins nobody.
+  CHECK_NOTHROW(arena->fresh());
+  TakingStage third(*arena, 1);
+  third.reset_output();
+  third.run();
+  arena.reset();  // the arena dies first: the stage forgets it
+  CHECK(third.check().ok);
 }

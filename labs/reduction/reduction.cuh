@@ -28,6 +28,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpulab/math.hpp"
+#include "gpulab/scratch.hpp"
+
 #if defined(__CUDACC__)
 #define REDUCTION_HD __host__ __device__ __forceinline__
 #else
@@ -36,9 +39,16 @@
 
 namespace reduction {
 
-// ---- small helpers (host and device) ---------------------------------------------------------------
+// ---- names: what this header takes in namespace reduction ------------------------------------------
+//
+// The lab's own names only (README.md lists them): kWarp, the operators SumOp, MaxOp, IntervalOp,
+// AffineOp, Mat2Op and their Interval, Affine, Mat2, Value, kWords, kVec, word_of, SharedPlanes,
+// write_value_kernel, ReduceConfig, ReduceWorkspace, reduce_workspace_bytes, the contract's k...
+// constants, unit_elements_*, first_round_grid, warp_share_begin, the stage functions and the
+// REDUCTION_* macros. Generic helpers stay in gpulab/math.hpp (gpulab::ceil_div, round_up,
+// ceil_log2, is_pow2): a helper of your own by such a name, in namespace reduction or anywhere, does
+// not clash with this header.
 
-REDUCTION_HD constexpr std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 inline constexpr int kWarp = 32;  // b of seed 004: cores per multiprocessor = banks = a warp
 
 // ---- the five operators ------------------------------------------------------------------------------
@@ -174,27 +184,20 @@ struct ReduceConfig {
 };
 
 // Device scratch memory, allocated by the harness outside the timed region:
-// reduce_workspace_bytes(n, sizeof(element)) bytes. reset() before every run.
-struct ReduceWorkspace {
-  unsigned char* temp = nullptr;  // device memory, 256-byte aligned
-  std::size_t bytes = 0;
-  std::size_t used = 0;
+// reduce_workspace_bytes(n, sizeof(element)) bytes (gpulab/scratch.hpp). The harness calls reset()
+// before every run, so a run may take the same pieces again. Each piece is its own region: a
+// write past one is caught (compute-sanitizer names the region; the check fails on the guard
+// bytes the harness leaves after it).
+struct ReduceWorkspace : gpulab::Scratch {
   ReduceConfig config;
   int multiprocessors = 1;  // SMs of the device
 
-  // `count` elements of T, 256-byte aligned.
+  // `count` elements of T, 256-byte aligned unless `align` says otherwise (CUB's temporary storage
+  // is documented for cudaMalloc's 256); a std::length_error when the workspace has too few left.
   template <class T>
-  T* take(std::size_t count) {
-    const std::size_t begin = ceil_div(used, 256) * 256;
-    const std::size_t need = count * sizeof(T);
-    if (begin + need > bytes)
-      throw std::length_error("ReduceWorkspace::take: " + std::to_string(need) + " bytes asked, " +
-                              std::to_string(bytes - std::min(begin, bytes)) +
-                              " left; the workspace holds reduce_workspace_bytes(n, element size)");
-    used = begin + need;
-    return reinterpret_cast<T*>(temp + begin);
+  T* take(std::size_t count, std::size_t align = 256) {
+    return Scratch::take<T>(count, align);
   }
-  void reset() { used = 0; }
 };
 
 // n elements (global-tree's copy, cub-scan-last's scan) + 16 MiB (partials) + one byte per element
@@ -234,7 +237,7 @@ constexpr std::size_t unit_elements_ordered() { return std::size_t{kWarp} * kOrd
 
 // The first-round grid rule above (max_grid = SMs x resident blocks per SM).
 constexpr int first_round_grid(std::size_t units, int warps_per_block, int max_grid) {
-  const std::size_t wanted = ceil_div(units, std::size_t(warps_per_block) * kMinUnitsPerWarp);
+  const std::size_t wanted = gpulab::ceil_div(units, std::size_t(warps_per_block) * kMinUnitsPerWarp);
   return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(wanted, std::size_t(max_grid))));
 }
 // Units [begin, end) of warp w out of W warps, as even as possible (the first units % W get one

@@ -23,6 +23,8 @@ namespace reduction {
 
 namespace {
 
+using gpulab::ceil_div;  // reduction.cuh keeps it out of namespace reduction
+
 constexpr int kPeerBlock = 256;
 template <class T>
 constexpr int kPeerItems = 64 / static_cast<int>(sizeof(T));  // 64 bytes per thread per tile
@@ -61,9 +63,11 @@ __global__ void __launch_bounds__(kPeerBlock) raking_tiles_kernel(const Value<Op
   if (threadIdx.x == 0) out[blockIdx.x] = acc;
 }
 
+// CUB's temporary storage, aligned as a cudaMalloc'd buffer would be (256 bytes), in a region of
+// exactly the bytes CUB asked for: compute-sanitizer reports any access past them.
 template <class T>
 T* take_cub_temp(ReduceWorkspace& ws, std::size_t bytes) {
-  return reinterpret_cast<T*>(ws.take<unsigned char>(std::max<std::size_t>(bytes, 1)));
+  return reinterpret_cast<T*>(ws.take<unsigned char>(std::max<std::size_t>(bytes, 1), 256));
 }
 
 }  // namespace

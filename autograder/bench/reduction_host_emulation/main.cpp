@@ -16,7 +16,7 @@ void check(const char* id, void (*fn)(const Value<Op>*, std::size_t, Value<Op>*,
   const T want = model::fold<Op>(std::span<const T>(in));
   std::vector<unsigned char> mem(reduce_workspace_bytes(n, 16));
   ReduceWorkspace ws;
-  ws.temp = mem.data(); ws.bytes = mem.size(); ws.multiprocessors = 2; ws.config.block = block; ws.config.blocks_per_sm = bps;
+  static_cast<gpulab::Scratch&>(ws) = gpulab::Scratch(mem.data(), mem.size()); ws.multiprocessors = 2; ws.config.block = block; ws.config.blocks_per_sm = bps;
   T out;
   std::memset(&out, 0xA5, sizeof out);
   emu::launches = 0;

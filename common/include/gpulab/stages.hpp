@@ -21,6 +21,7 @@
 #include "gpulab/cuda_check.hpp"
 #include "gpulab/lab.hpp"
 #include "gpulab/scratch.hpp"
+#include "gpulab/scratch_guard.hpp"
 
 namespace gpulab {
 
@@ -69,6 +70,8 @@ class HostArray {
 // A stage whose output is one array of T, on the host (Where::cpu) or the device (Where::gpu),
 // checked exactly against an expected array. Subclasses implement run() (writing output()) and
 // bytes_moved(); they may override check_values() for a richer report (where in a matrix).
+// The check also fails when the run wrote past a region of the scratch it took (ScratchOwner):
+// the guards are rearmed in reset_output() and read after the run, with no lab code.
 template <class T, Where W>
 class ArrayStage : public StageInstance {
  public:
@@ -78,11 +81,21 @@ class ArrayStage : public StageInstance {
       : out_(count), expected_(std::move(expected)) {}
 
   void reset_output() override {
+    scratch_.before_run();
     if constexpr (W == Where::gpu) out_.poison();
     else if (!out_.empty()) std::memset(out_.data(), kPoisonByte, out_.size() * sizeof(T));
   }
-  CheckResult check() override { return check_values(download()); }
-  std::optional<std::vector<unsigned char>> output_bytes() override { return to_bytes<T>(std::span<const T>(download())); }
+  CheckResult check() override {
+    try {
+      return check_values(download());
+    } catch (const ScratchOverrun& e) {
+      return CheckResult::fail(e.what());
+    }
+  }
+  // Saved even after an overrun (the check, which runs next, says why the stage failed).
+  std::optional<std::vector<unsigned char>> output_bytes() override {
+    return to_bytes<T>(std::span<const T>(download_output()));
+  }
   CheckResult check_output(std::span<const unsigned char> bytes) override {
     const auto values = from_bytes<T>(bytes);
     if (!values) return CheckResult::fail("saved output is not a whole number of elements");
@@ -93,8 +106,17 @@ class ArrayStage : public StageInstance {
   virtual CheckResult check_values(std::span<const T> got) { return compare_exact<T>(expected_(), got); }
   T* output() { return out_.data(); }
   std::size_t size() const { return out_.size(); }
-  // The output on the host: a copy from the device, or a view of the host array (no copy).
+  // The output for a check: refused with ScratchOverrun when the run wrote past a scratch region,
+  // so that a lab's own check() (scan's compaction) fails on it too.
   auto download() {
+    if constexpr (W == Where::gpu) GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
+    if (auto overrun = scratch_.overrun()) throw ScratchOverrun(*overrun);
+    return download_output();
+  }
+
+ private:
+  // The output on the host: a copy from the device, or a view of the host array (no copy).
+  auto download_output() {
     if constexpr (W == Where::gpu) {
       GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
       return out_.download();
@@ -103,9 +125,9 @@ class ArrayStage : public StageInstance {
     }
   }
 
- private:
   Output out_;
   std::function<std::span<const T>()> expected_;
+  StageScratch scratch_;  // the arenas this instance's runs took from
 };
 
 // The out-of-process verdict's instance of a stage (Stage::checked_on_host): `Base` is the host
@@ -126,21 +148,65 @@ std::function<std::unique_ptr<StageInstance>(const Problem&)> host_check(Args...
   return [=](const Problem& p) -> std::unique_ptr<StageInstance> { return std::make_unique<HostCheck<Base>>(p, args...); };
 }
 
-// Device scratch for one stage: allocated when the stage is prepared (untimed), reset before
-// every run. `Workspace` is the lab's view type (derived from Scratch, with its knobs).
-template <class Workspace>
-class ScratchOwner {
+// The device memory behind a ScratchOwner, and what compute-sanitizer knows of it
+// (common/src/scratch_arena.cpp). Allocated and filled with kScratchGuardByte when the stage is
+// prepared (untimed). While a tool listens to NVTX (compute-sanitizer --nvtx yes, the default
+// since CUDA 12.0: docs.nvidia.com/compute-sanitizer/SanitizerNvtxGuide) the allocation is a
+// sub-allocator heap and every take a named region of it, so memcheck reports an access outside
+// the stage's regions ("scratch #2: take<int>(1024)"), not only outside the allocation.
+class ScratchArena final : public ScratchMemory, public ScratchObserver {
  public:
-  explicit ScratchOwner(std::size_t bytes) : buffer_(bytes) { static_cast<Scratch&>(view_) = Scratch(buffer_.data(), buffer_.size()); }
+  explicit ScratchArena(std::size_t bytes);
+  ~ScratchArena();
+  ScratchArena(const ScratchArena&) = delete;
+  ScratchArena& operator=(const ScratchArena&) = delete;
+
+  unsigned char* data() { return buffer_.data(); }
+  std::size_t size() const { return buffer_.size(); }
+  // What the Scratch reports its takes to: this while a tool listens, else nothing (a take then
+  // costs what it did).
+  ScratchObserver* observer() { return heap_ ? this : nullptr; }
+
+  // The kit's own accesses (guards; untimed), announced to the tool as regions while they last.
+  void fill(std::size_t offset, std::size_t bytes, unsigned char value) override;
+  void read(std::size_t offset, std::size_t bytes, unsigned char* out) override;
+  // Inside the timed run, only while a tool listens.
+  void taken(std::size_t index, const ScratchRegion& region) override;
+  void reset() override;
+
+ private:
+  void register_heap();
+  void register_region(std::size_t offset, std::size_t bytes, const std::string& name);
+  void unregister_region(std::size_t offset);
+
+  DeviceBuffer<unsigned char> buffer_;
+  void* heap_ = nullptr;  // the NVTX heap handle; null while no tool listens
+};
+
+// Device scratch for one stage: allocated when the stage is prepared (untimed), reset before
+// every run. `Workspace` is the lab's view type (derived from Scratch, with its knobs). `bytes` is
+// what the lab asks for; the arena adds kScratchGuardReserve for the guard after each region.
+template <class Workspace>
+class ScratchOwner : public GuardedScratch {
+ public:
+  explicit ScratchOwner(std::size_t bytes) : arena_(bytes + kScratchGuardReserve) {
+    static_cast<Scratch&>(view_) = Scratch(arena_.data(), arena_.size(), kScratchGuardBytes, arena_.observer());
+  }
   Workspace& fresh() {
     view_.reset();
+    guards_.run_started();
+    join_running_stage();
     return view_;
   }
   Workspace& view() { return view_; }
 
+  void rearm_guards() override { guards_.rearm(view_, arena_); }
+  std::optional<std::string> overrun() override { return guards_.overrun(view_, arena_); }
+
  private:
-  DeviceBuffer<unsigned char> buffer_;
+  ScratchArena arena_;
   Workspace view_;
+  ScratchGuards guards_;
 };
 
 }  // namespace gpulab
