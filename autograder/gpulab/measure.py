@@ -10,7 +10,7 @@ OUT/steps.log:
   build       a private copy of the tree with this lab only     build.log
   tests       the lab's [gpu] Catch2 cases                       tests-gpu.log
   run         every stage at run_n beside the baselines          run.json, run.csv
-  sanitizers  memcheck and racecheck on every GPU stage          memcheck.log, racecheck.log
+  sanitizers  memcheck and racecheck on every GPU stage, per shape memcheck[-shapeK].log, racecheck[-shapeK].log
   conflicts   ncu excess wavefronts of every stage marked        conflicts.json, ncu/
               conflict-free or expecting conflicts
   ncu sweeps  ncu excess against a knob, beside the bank model   <id>.csv, <model_out>.csv
@@ -340,14 +340,18 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tupl
         write_run_csv(res.stdout, out / "run.csv")
 
     if "sanitizers" in only:
-        san_n = rb.sanitizer_size.arg if rb.sanitizer_size else spec.quick_run_n
+        # The grader's shapes (rubric [sanitizers]): each reaches kernels and branches the others do not.
+        shapes = [(f"-shape{k}" if len(rb.sanitizer_shapes) > 1 else "", c.runner_args(),
+                   [a for sid in c.stages for a in ("--stage", sid)] if c.stages else ["--where", "gpu"])
+                  for k, c in enumerate(rb.sanitizer_shapes)] or [("", ["--n", spec.quick_run_n], ["--where", "gpu"])]
         sanitizer = tools.find_tool("compute-sanitizer")
         for tool in ("memcheck", "racecheck"):
             if sanitizer is None:
                 log.note(tool, "compute-sanitizer not found: " + tools.MISSING_FIX["compute-sanitizer"], False)
                 continue
-            log.step(tool, [sanitizer, "--tool", tool, "--error-exitcode", "9", runner, "run", "--n", san_n,
-                            "--no-time", "--where", "gpu"], t["sanitizer"], env=env)
+            for tag, problem, which in shapes:
+                log.step(tool + tag, [sanitizer, "--tool", tool, "--nvtx", "yes", "--error-exitcode", "9", runner, "run",
+                                      *which, *problem, "--no-time"], t["sanitizer"], env=env)
 
     if "conflicts" in only:
         free = {s["id"] for s in listing.get("stages", []) if s.get("must_be_conflict_free")}

@@ -21,7 +21,8 @@ from gpulab.submission import submission_name
 
 # Costs in the grader's own units (checks/*.py), from H200 grades of the three references
 # (2026-11-23: scan 50 s, transpose 56 s, reduction 33 s of GPU phases): a correctness case is one
-# process for every stage it applies to; the sanitizers run once per lab and tool; bank conflicts
+# process for every stage it applies to; the sanitizers run once per lab, tool and shape (the shapes
+# side by side: a guess of half a run more per extra shape); bank conflicts
 # take one Nsight Compute profile per graded stage, beside the cases and the sanitizers
 # (checks/conflicts.py), so the longer of the two counts; performance times each stage in two
 # processes (reference, student) and cross-checks all of them in one ncu run.
@@ -37,7 +38,8 @@ DEFAULT_WIDTH = 16
 def rubric_seconds(rubric: Any) -> float:
     """A guess of one submission's GPU seconds for a lab from its rubric."""
     checks = CASE_GUESS_S * len(rubric.cases)
-    checks += SANITIZER_GUESS_S if any(sp.sanitizer > 0 for sp in rubric.stages) else 0
+    shapes = len(getattr(rubric, "sanitizer_shapes", ())) or 1
+    checks += SANITIZER_GUESS_S * (1 + 0.5 * (shapes - 1)) if any(sp.sanitizer > 0 for sp in rubric.stages) else 0
     profiles = NCU_GUESS_S * sum(sp.conflict_free > 0 for sp in rubric.stages)
     return max(checks, profiles) + TIMING_GUESS_S * sum(sp.performance > 0 for sp in rubric.stages)
 

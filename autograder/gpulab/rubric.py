@@ -147,36 +147,36 @@ class Rubric:
         return [c for c in self.cases if c.applies_to(stage_id)]
 
 
-class _Reader:
+class TableReader:
     """Reads one TOML table with type checks; every error names the file and the key."""
 
-    def __init__(self, path: str, where: str, table: Any) -> None:
+    def __init__(self, path: str, where: str, table: Any, kind: str = "rubric") -> None:
         if not isinstance(table, dict):
             raise GpulabError(f"{path}: {where} must be a table")
-        self.path, self.where, self.table = path, where, table
+        self.path, self.where, self.table, self.kind = path, where, table, kind
         self.used: set[str] = set()
 
-    def _fail(self, key: str, what: str) -> GpulabError:
+    def fail(self, key: str, what: str) -> GpulabError:
         loc = f"{self.where}.{key}" if self.where else key
-        return GpulabError(f"rubric {self.path}: `{loc}` {what}")
+        return GpulabError(f"{self.kind} {self.path}: `{loc}` {what}")
 
     def get(self, key: str, types: type | tuple[type, ...], default: Any = None, required: bool = False) -> Any:
         self.used.add(key)
         if key not in self.table:
             if required:
-                raise self._fail(key, "is missing")
+                raise self.fail(key, "is missing")
             return default
         value = self.table[key]
         if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
-            raise self._fail(key, f"must be {_type_names(types)}, not a boolean")
+            raise self.fail(key, f"must be {_type_names(types)}, not a boolean")
         if not isinstance(value, types):
-            raise self._fail(key, f"must be {_type_names(types)}, got {value!r}")
+            raise self.fail(key, f"must be {_type_names(types)}, got {value!r}")
         return value
 
     def number(self, key: str, default: float = 0, minimum: float = 0) -> float:
         v = self.get(key, (int, float), default)
         if v < minimum:
-            raise self._fail(key, f"must be >= {minimum}, got {v}")
+            raise self.fail(key, f"must be >= {minimum}, got {v}")
         return float(v)
 
     def size(self, required: bool = False) -> Size | None:
@@ -185,32 +185,35 @@ class _Reader:
         rows, cols = self.get("rows", int), self.get("cols", int)
         if n is None and rows is None and cols is None:
             if required:
-                raise self._fail("n", "is missing (write n = N, n = \"RxC\" or rows = R, cols = C)")
+                raise self.fail("n", "is missing (write n = N, n = \"RxC\" or rows = R, cols = C)")
             return None
         if rows is not None or cols is not None:
             if rows is None or cols is None or n is not None:
-                raise self._fail("rows", "and cols go together, without n")
+                raise self.fail("rows", "and cols go together, without n")
             return _checked_size(self, rows, cols)
         if isinstance(n, int):
             if n <= 0:
-                raise self._fail("n", f"must be positive, got {n}")
+                raise self.fail("n", f"must be positive, got {n}")
             return Size(n)
         parts = n.lower().split("x")
         if len(parts) == 2 and all(p.strip().isdigit() for p in parts):
             return _checked_size(self, int(parts[0]), int(parts[1]))
         if n.strip().isdigit():
             return Size(int(n))
-        raise self._fail("n", f"must be an integer or \"RxC\", got {n!r}")
+        power = n.strip().split("^")
+        if len(power) == 2 and power[0] == "2" and power[1].isdigit() and int(power[1]) <= 40:
+            return Size(1 << int(power[1]))
+        raise self.fail("n", f"must be an integer, \"2^k\" or \"RxC\", got {n!r}")
 
     def finish(self) -> None:
         unknown = sorted(set(self.table) - self.used)
         if unknown:
-            raise self._fail(unknown[0], f"is not a rubric key here (known: {', '.join(sorted(self.used))})")
+            raise self.fail(unknown[0], f"is not a {self.kind} key here (known: {', '.join(sorted(self.used))})")
 
 
-def _checked_size(r: _Reader, rows: int, cols: int) -> Size:
+def _checked_size(r: TableReader, rows: int, cols: int) -> Size:
     if rows <= 0 or cols <= 0:
-        raise r._fail("rows", f"rows and cols must be positive, got {rows}x{cols}")
+        raise r.fail("rows", f"rows and cols must be positive, got {rows}x{cols}")
     return Size(rows * cols, rows, cols)
 
 
@@ -221,31 +224,31 @@ def _type_names(types: type | tuple[type, ...]) -> str:
 
 
 def _parse_case(path: str, index: int, table: Any, hidden: bool, where: str = "") -> Case:
-    r = _Reader(path, where or f"case[{index}]", table)
+    r = TableReader(path, where or f"case[{index}]", table)
     size = r.size(required=True)
     dist = r.get("distribution", str, "uniform").replace("_", "-")
     if dist not in DISTRIBUTIONS:
-        raise r._fail("distribution", f"must be one of {', '.join(DISTRIBUTIONS)}, got {dist!r}")
+        raise r.fail("distribution", f"must be one of {', '.join(DISTRIBUTIONS)}, got {dist!r}")
     seed = r.get("seed", int, 1)
     params_t = r.get("params", dict, {})
     params = []
     for k, v in sorted(params_t.items()):
         if not isinstance(v, int) or isinstance(v, bool):
-            raise r._fail(f"params.{k}", f"must be an integer, got {v!r}")
+            raise r.fail(f"params.{k}", f"must be an integer, got {v!r}")
         params.append((k, v))
     stages = r.get("stages", list)
     if stages is not None and not all(isinstance(s, str) for s in stages):
-        raise r._fail("stages", "must be a list of stage ids")
+        raise r.fail("stages", "must be a list of stage ids")
     r.finish()
     return Case(size, dist, seed, tuple(params), tuple(stages) if stages is not None else None, hidden)
 
 
 def _parse_stage(path: str, index: int, table: Any) -> StagePoints:
-    r = _Reader(path, f"stage[{index}]", table)
+    r = TableReader(path, f"stage[{index}]", table)
     sid = r.get("id", str, required=True)
     library = r.get("library", str, "none")
     if library not in LIBRARY_POLICIES:
-        raise r._fail("library", f"must be one of {', '.join(LIBRARY_POLICIES)}, got {library!r}")
+        raise r.fail("library", f"must be one of {', '.join(LIBRARY_POLICIES)}, got {library!r}")
     sp = StagePoints(sid, r.number("correctness"), r.number("sanitizer"), r.number("conflict_free"),
                      r.number("performance"), library, r.get("extra_credit", bool, False))
     r.finish()
@@ -253,14 +256,14 @@ def _parse_stage(path: str, index: int, table: Any) -> StagePoints:
 
 
 def _parse_manual(path: str, index: int, table: Any) -> ManualItem:
-    r = _Reader(path, f"manual[{index}]", table)
+    r = TableReader(path, f"manual[{index}]", table)
     mid = r.get("id", str, required=True)
     file = r.get("file", str, required=True)
     if not file or file.startswith("/") or ".." in file:
-        raise r._fail("file", "must be a path relative to labs/<lab>/")
+        raise r.fail("file", "must be a path relative to labs/<lab>/")
     points = r.number("points")
     if points <= 0:
-        raise r._fail("points", "must be positive")
+        raise r.fail("points", "must be positive")
     item = ManualItem(mid, file, points, r.get("title", str, ""))
     r.finish()
     return item
@@ -273,20 +276,20 @@ def parse_rubric(text: str, path: str = "rubric.toml", hidden_text: str | None =
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise GpulabError(f"rubric {path}: invalid TOML: {e}") from None
-    top = _Reader(path, "", doc)
+    top = TableReader(path, "", doc)
     lab = top.get("lab", str, required=True)
     files = top.get("student_files", list, required=True)
     if not files or not all(isinstance(f, str) and f and not f.startswith("/") and ".." not in f for f in files):
-        raise top._fail("student_files", "must be a non-empty list of paths relative to labs/<lab>/")
-    perf_r = _Reader(path, "performance", top.get("performance", dict, {}))
+        raise top.fail("student_files", "must be a non-empty list of paths relative to labs/<lab>/")
+    perf_r = TableReader(path, "performance", top.get("performance", dict, {}))
     perf = Performance(perf_r.size(), perf_r.number("full_credit_ratio", 1.2, minimum=1.0),
                        int(perf_r.number("reps", 10, minimum=1)), int(perf_r.number("warmup", 2)))
     perf_r.finish()
     shapes = _parse_sanitizer_shapes(path, top.get("sanitizers", dict, {}))
-    con_r = _Reader(path, "conflicts", top.get("conflicts", dict, {}))
+    con_r = TableReader(path, "conflicts", top.get("conflicts", dict, {}))
     con = con_r.size()
     con_r.finish()
-    lim_r = _Reader(path, "limits", top.get("limits", dict, {}))
+    lim_r = TableReader(path, "limits", top.get("limits", dict, {}))
     case_timeout = lim_r.number("case_timeout", DEFAULT_CASE_TIMEOUT, minimum=1)
     tool_timeout = lim_r.number("tool_timeout", DEFAULT_TOOL_TIMEOUT, minimum=1)
     lim_r.finish()
@@ -320,7 +323,7 @@ def _parse_sanitizer_shapes(path: str, table: Any) -> list[Case]:
     on every shape that applies to it: one shape sees one grid and one operator, and the kernels
     and branches the others reach would go unchecked (a one-pass reduction at n = 4099 runs one
     block, so its second round and every multi-word operator were never sanitized)."""
-    r = _Reader(path, "sanitizers", table)
+    r = TableReader(path, "sanitizers", table)
     listed = r.get("shape", list)
     if listed is None:
         if not any(k in table for k in ("n", "rows", "cols")):
@@ -350,7 +353,7 @@ def _parse_hidden(text: str, path: str, lab: str) -> list[Case]:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise GpulabError(f"hidden cases {path}: invalid TOML: {e}") from None
-    r = _Reader(path, "", doc)
+    r = TableReader(path, "", doc)
     hidden_lab = r.get("lab", str, lab)
     if hidden_lab != lab:
         raise GpulabError(f"hidden cases {path}: lab = {hidden_lab!r}, but the rubric is for {lab!r}")

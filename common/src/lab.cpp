@@ -1,8 +1,10 @@
 #include "gpulab/lab.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 namespace gpulab {
 
@@ -48,13 +50,83 @@ bool Stage::takes_knob(std::string_view key) const {
 Problem Stage::with_defaults(const Problem& p) const {
   Problem q = p;
   for (const auto& [key, value] : defaults) q.params.emplace(key, value);  // emplace: the command line wins
+  for (const auto& a : accepts) {
+    const long long v = q.param(a.knob, a.values.empty() ? 0 : a.values.front());
+    if (std::find(a.values.begin(), a.values.end(), v) != a.values.end()) continue;
+    std::string runs;
+    for (const auto& name : a.names) runs += (runs.empty() ? "" : ", ") + name;
+    const bool named = v >= 0 && static_cast<std::size_t>(v) < a.knob_names.size();
+    const std::string given = named ? a.knob_names[static_cast<std::size_t>(v)] : std::to_string(v);
+    throw UsageError("stage " + id + " runs " + a.knob + " = " + runs + " only, not --param " + a.knob + "=" + given +
+                     (refusal.empty() ? std::string() : ": " + refusal));
+  }
   return q;
+}
+
+std::string Knob::name_of(long long value) const {
+  if (value >= 0 && static_cast<std::size_t>(value) < values.size()) return values[static_cast<std::size_t>(value)];
+  return std::to_string(value);
+}
+
+std::string Knob::allowed() const {
+  std::string text;
+  if (!values.empty()) {
+    for (std::size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + values[i] + " (" + std::to_string(i) + ")";
+    return text;
+  }
+  text = (min ? std::to_string(*min) : std::string("...")) + ".." + (max ? std::to_string(*max) : std::string("..."));
+  return power_of_two ? text + ", a power of two" : text;
+}
+
+long long Knob::parse(const std::string& text) const {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (values[i] == text) return static_cast<long long>(i);
+  long long value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
+    throw UsageError("--param " + key + "=" + text + ": use " + allowed() + (help.empty() ? "" : " (" + help + ")"));
+  return value;
+}
+
+void Knob::check(long long value) const {
+  const long long lo = values.empty() ? min.value_or(value) : 0;
+  const long long hi = values.empty() ? max.value_or(value) : static_cast<long long>(values.size()) - 1;
+  const bool pow2_ok = !power_of_two || (value > 0 && (value & (value - 1)) == 0);
+  if (value < lo || value > hi || !pow2_ok)
+    throw UsageError("--param " + key + "=" + std::to_string(value) + ": use " + allowed() +
+                     (help.empty() ? "" : " (" + help + ")"));
 }
 
 const Stage* Lab::find_stage(std::string_view id) const {
   for (const auto& stage : stages)
     if (stage.id == id) return &stage;
   return nullptr;
+}
+
+const Knob* Lab::find_knob(std::string_view key) const {
+  for (const auto& k : knobs)
+    if (k.key == key) return &k;
+  return nullptr;
+}
+
+Stage& Lab::bind(std::string_view stage_id, Stage::Code code) {
+  for (auto& stage : stages)
+    if (stage.id == stage_id) {
+      stage.prepare = std::move(code.prepare);
+      stage.check_on_host = std::move(code.check_on_host);
+      return stage;
+    }
+  throw std::logic_error("lab " + id + ": lab.cu gives code to stage " + std::string(stage_id) +
+                         ", which labs/" + id + "/lab.toml does not list");
+}
+
+void Lab::check_complete() const {
+  std::string missing;
+  for (const auto& stage : stages)
+    if (!stage.prepare) missing += (missing.empty() ? "" : ", ") + stage.id;
+  if (!missing.empty())
+    throw std::logic_error("lab " + id + ": labs/" + id + "/lab.toml lists stages that lab.cu gives no code (Lab::bind): " +
+                           missing);
 }
 
 std::string Lab::student_files_text() const {
@@ -86,6 +158,7 @@ std::string joined(const std::vector<std::string>& keys) {
 void Lab::check_knobs(const Problem& p, const std::vector<const Stage*>& selected, const Experiment* experiment) const {
   const auto known = all_knobs();
   for (const auto& [key, value] : p.params) {
+    if (const Knob* knob = find_knob(key)) knob->check(value);
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     std::string what;
     if (experiment) {

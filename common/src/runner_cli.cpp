@@ -1,4 +1,4 @@
-// The command line of every gpulab-<lab>-<impl> runner: list, run, experiment, verify.
+// The command line of every gpulab-<lab>-<impl> runner: list, run, experiment, verify, paths.
 #include <CLI/CLI.hpp>
 #include <malloc.h>
 #include <charconv>
@@ -94,12 +94,18 @@ Problem make_problem(const Lab& lab, const CommonOptions& o) {
   p.distribution = *d;
   for (const auto& kv : o.params) {
     const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError("--param " + kv + ": expected key=value, e.g. --param block=256");
+    const std::string key = kv.substr(0, eq), text = kv.substr(eq + 1);
+    // A knob of lab.toml takes its names too (op=interval); any other key an integer.
+    if (const Knob* knob = lab.find_knob(key)) {
+      p.params[key] = knob->parse(text);
+      continue;
+    }
     long long value = 0;
-    const char* begin = kv.data() + (eq == std::string::npos ? 0 : eq + 1);
-    auto [ptr, ec] = std::from_chars(begin, kv.data() + kv.size(), value);
-    if (eq == std::string::npos || eq == 0 || ec != std::errc() || ptr != kv.data() + kv.size())
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc() || ptr != text.data() + text.size())
       throw UsageError("--param " + kv + ": expected key=integer, e.g. --param block=256");
-    p.params[kv.substr(0, eq)] = value;
+    p.params[key] = value;
   }
   return p;
 }
@@ -453,6 +459,45 @@ int cmd_verify(const Lab& lab, const VerifyCommand& cmd) {
   return all_pass ? kExitOk : kExitCheckFailed;
 }
 
+struct PathsCommand {
+  CommonOptions common;
+  std::vector<std::string> stages;
+};
+
+// The kernels and branches each stage would run for this problem (Stage::paths), from the lab's
+// launch model on the host: no input is made and nothing runs, so it answers on any machine. A
+// stage that refuses the problem (a commutative-only stage asked for an ordered operator) says so
+// instead: a case that names such a stage is a rubric error the case-paths test reports.
+int cmd_paths(const Lab& lab, const PathsCommand& cmd) {
+  std::vector<const Stage*> stages;
+  if (cmd.stages.empty()) {
+    for (const auto& s : lab.stages) stages.push_back(&s);
+  } else {
+    for (const auto& id : cmd.stages) {
+      const Stage* stage = lab.find_stage(id);
+      if (!stage) throw UsageError("--stage " + id + ": no such stage in lab " + lab.id);
+      stages.push_back(stage);
+    }
+  }
+  const Problem problem = make_problem(lab, cmd.common);
+  lab.check_knobs(problem, stages);
+  nlohmann::ordered_json doc{{"lab", lab.id}, {"problem", problem_json(problem)}, {"stages", nlohmann::ordered_json::object()}};
+  for (const auto* stage : stages) {
+    const Problem p = stage->with_defaults(problem);
+    nlohmann::ordered_json entry;
+    try {
+      if (stage->predicted_launches) (void)stage->predicted_launches(p);   // where a stage's refusals live
+      entry["paths"] = stage->paths ? stage->paths(p) : std::vector<std::string>{};
+      entry["modelled"] = static_cast<bool>(stage->paths);
+    } catch (const UsageError& e) {
+      entry["refused"] = e.what();
+    }
+    doc["stages"][stage->id] = entry;
+  }
+  std::cout << doc.dump(2) << "\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int runner_main(int argc, char** argv) {
@@ -503,6 +548,12 @@ int runner_main(int argc, char** argv) {
     exp_cmd->add_flag("--quick", experiment.quick, "fewer points (for tests)");
     exp_cmd->add_option("--csv", experiment.csv, "also write the table as CSV to this file");
 
+    PathsCommand paths;
+    auto* paths_cmd = app.add_subcommand(
+        "paths", "the kernels and branches each stage reaches for a problem (the lab's launch model; prints JSON)");
+    add_common_options(paths_cmd, paths.common);
+    paths_cmd->add_option("--stage", paths.stages, "stage id (repeatable; default: all)");
+
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -513,6 +564,7 @@ int runner_main(int argc, char** argv) {
     if (*run_cmd) return cmd_run(lab, run);
     if (*exp_cmd) return cmd_experiment(lab, experiment);
     if (*verify_cmd) return cmd_verify(lab, verify);
+    if (*paths_cmd) return cmd_paths(lab, paths);
     return kExitUsage;
   } catch (const UsageError& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -172,23 +172,14 @@ class HostReduce final : public Reduce<Op, Where::cpu> {
   Fn fn_;
 };
 
-// The device scratch of reduction.cuh, allocated when the stage is prepared (untimed).
-class Workspace {
+// The device scratch of reduction.cuh, allocated when the stage is prepared (untimed), with the
+// problem's knobs.
+class Workspace : public ScratchOwner<ReduceWorkspace> {
  public:
-  Workspace(const Problem& p, std::size_t element_bytes) : memory_(reduce_workspace_bytes(p.n, element_bytes)) {
-    ws_.temp = memory_.data();
-    ws_.bytes = memory_.size();
-    ws_.config = config_for(p);
-    ws_.multiprocessors = multiprocessors();
+  Workspace(const Problem& p, std::size_t element_bytes) : ScratchOwner(reduce_workspace_bytes(p.n, element_bytes)) {
+    view().config = config_for(p);
+    view().multiprocessors = multiprocessors();
   }
-  ReduceWorkspace& fresh() {
-    ws_.reset();
-    return ws_;
-  }
-
- private:
-  DeviceBuffer<unsigned char> memory_;
-  ReduceWorkspace ws_;
 };
 
 template <class Op>
@@ -261,6 +252,15 @@ LaunchModel model_launches(rm::Stage s) {
   };
 }
 
+// The kernels and branches the problem reaches (reduction_model.hpp, paths), at its operator's width.
+PathModel model_paths(rm::Stage s) {
+  return [s](const Problem& p) {
+    return with_op(p, [&](auto o) {
+      return rm::paths(s, p.n, reduction::lab::shape_for(p, sizeof(Value<decltype(o)>)));
+    });
+  };
+}
+
 // The verdict on saved output, on the host, for the problem's operator (Stage::checked_on_host).
 Instance host_check_reduce(const Problem& p) {
   return with_op(p, [&](auto o) -> Instance { return std::make_unique<HostCheck<Reduce<decltype(o), Where::cpu>>>(p); });
@@ -272,7 +272,8 @@ Stage student(rm::Stage s, std::string title, std::string source, std::string fi
       .checked_on_host(host_check_reduce)
       .in_file(std::move(file))
       .takes({"op", "negative", "block"})
-      .launches(model_launches(s));
+      .launches(model_launches(s))
+      .reaches(model_paths(s));
 }
 
 // The stage's design (reduction_model's shared_use) must fit one block's shared memory on this GPU:

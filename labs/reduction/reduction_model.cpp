@@ -8,6 +8,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "gpulab/math.hpp"
+
 namespace reduction::model {
 
 namespace {
@@ -173,6 +175,35 @@ long launches(Stage s, std::size_t n, const Shape& shape) {
   if (s == Stage::global_tree) return std::max(1, ceil_log2(n));
   if (block_tree(s)) return static_cast<long>(tree_level_sizes(n, shape.block).size()) - 1;
   return first_round_blocks(s, n, shape) > 1 ? 2 : 1;
+}
+
+// ---- paths -----------------------------------------------------------------------------------------------------------
+
+std::vector<std::string> paths(Stage s, std::size_t n, const Shape& shape) {
+  check_shape(shape);
+  if (s == Stage::cpu) return {};
+  std::vector<std::string> out{std::to_string(shape.element_bytes) + "-byte elements"};
+  if (n == 0) {
+    out.push_back("n = 0: the identity written");
+    return out;
+  }
+  if (s == Stage::global_tree) {
+    out.push_back(n <= 2 ? "one launch" : "a launch per level");
+    if (!gpulab::is_pow2(n)) out.push_back("a level with an odd node");
+    return out;
+  }
+  if (block_tree(s)) {
+    out.push_back(tree_level_sizes(n, shape.block).size() > 2 ? "several levels" : "one level");
+    if (n % (2 * static_cast<std::size_t>(shape.block)) != 0) out.push_back("a partial block");
+    return out;
+  }
+  const std::size_t unit = unit_elements(s, shape.element_bytes);
+  const std::size_t units = ceil_div(n, unit);
+  const int grid = first_round_blocks(s, n, shape);
+  out.push_back(grid > 1 ? "a second round combines the partials" : "one block writes the result");
+  if (n % unit != 0) out.push_back("a partial unit");
+  if (units < static_cast<std::size_t>(grid) * static_cast<std::size_t>(shape.block / b)) out.push_back("a warp with no units");
+  return out;
 }
 
 // ---- traffic -------------------------------------------------------------------------------------------------------

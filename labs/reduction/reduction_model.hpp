@@ -18,6 +18,8 @@
 
 namespace reduction::model {
 
+using gpulab::ceil_div;  // the model's shorthand (reduction.cuh keeps it out of namespace reduction)
+
 // ---- the stages ------------------------------------------------------------------------------------------
 
 enum class Stage { cpu, global_tree, tree_interleaved, tree, cascading, pipeline_heap, pipeline, matrix, ordered_registers };
@@ -79,6 +81,17 @@ std::vector<std::size_t> tree_level_sizes(std::size_t n, int block);
 // R(n): global-tree max(1, ceil(log2 n)); trees ceil(log_2T n) (1 for n <= 2T); one-pass stages 2,
 // or 1 when one block does it all; n == 0: 1 (a kernel writes the identity); cpu: 0.
 long launches(Stage s, std::size_t n, const Shape& shape);
+
+// ---- paths: the kernels and branches a problem reaches (Stage::paths, issue 24) --------------------------------
+
+// "4-byte elements" (the element's width picks the vector and plane code), then per stage:
+//   global-tree        "one launch" (n <= 2) / "a launch per level", "a level with an odd node"
+//   trees              "one level" / "several levels", "a partial block" (n not a multiple of 2T)
+//   one-pass stages    "one block writes the result" / "a second round combines the partials",
+//                      "a partial unit" (n not a multiple of the unit), "a warp with no units"
+//   n == 0             "n = 0: the identity written"
+// The grader's sanitizer shapes and the visible cases must reach every path a hidden case reaches.
+std::vector<std::string> paths(Stage s, std::size_t n, const Shape& shape);
 
 // ---- global I/O ----------------------------------------------------------------------------------------------
 

@@ -264,18 +264,25 @@ long shared_rounds(const Problem& p) {
 
 // ---- the stage table ---------------------------------------------------------------------------------------
 
+// The kernels and branches the problem reaches in stage `id` (scan_model.hpp, paths).
+PathModel model_paths(std::string id) {
+  return [id](const Problem& p) { return scan::model::paths(id, p.n, config_for(p), p.param_in("zeros", 25, 0, 100)); };
+}
+
 Stage gpu_scan(std::string id, std::string title, std::string source, std::string file, StudentScanFn fn) {
-  return make_stage(std::move(id), std::move(title), Where::gpu, std::move(source),
+  return make_stage(id, std::move(title), Where::gpu, std::move(source),
                     [fn](const Problem& p) { return student_scan(p, fn); })
       .checked_on_host(host_check<Scan<Where::cpu>>())
+      .reaches(model_paths(id))
       .in_file(std::move(file))
       .takes({"block"});
 }
 
 Stage colored(std::string id, std::string title, ColoredScan::Fn fn) {
-  return make_stage(std::move(id), std::move(title), Where::gpu, "seed 000 §4, Fig. 2",
+  return make_stage(id, std::move(title), Where::gpu, "seed 000 §4, Fig. 2",
                     [fn](const Problem& p) -> Instance { return std::make_unique<ColoredScan>(p, fn); })
       .checked_on_host(host_check<Colored<Where::cpu>>())
+      .reaches(model_paths(id))
       .in_file("colored.cu")
       .takes({"block", "colors"})
       .launches(3);
@@ -346,6 +353,7 @@ std::vector<Stage> make_stages() {
                    });
                  })
           .checked_on_host(host_check<Compact<Where::cpu>>())
+          .reaches(model_paths("compact"))
           .in_file("compact.cu")
           .takes({"block", "zeros"}),
       gpu_scan("single-pass", "decoupled look-back: one launch, 2n words", "Merrill & Garland 2016 (challenge)",

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "gpulab/math.hpp"
+
 #include "scan.cuh"
 
 namespace scan::model {
@@ -202,6 +204,43 @@ std::vector<Request> alpha_load_requests(int alpha) {
       const int e = 32 * j + lane;
       return (e % alpha) * (kAlphaColumns + 1) + e / alpha;
     }));
+  return out;
+}
+
+std::vector<std::string> paths(std::string_view stage, std::size_t n, const ScanConfig& config, int zero_percent) {
+  if (stage == "cpu" || stage.starts_with("cpu-")) return {};
+  if (n == 0) return {"n = 0: nothing to do"};
+  const std::size_t block = static_cast<std::size_t>(config.block);
+  std::vector<std::string> out;
+  auto size_class = [&](std::size_t unit, const char* one, const char* several, const char* partial) {
+    out.push_back(n <= unit ? one : several);
+    if (n % unit != 0) out.push_back(partial);
+  };
+  if (stage == "naive" || stage.starts_with("work-efficient")) {
+    size_class(block, "one block", "several blocks", "a partial block");
+    if (!gpulab::is_pow2(n)) out.push_back("n not a power of two");
+  } else if (stage.starts_with("shared")) {
+    const std::size_t per_block = 2 * block;   // a block scans 2B elements and leaves one sum
+    int levels = 1;
+    for (std::size_t m = n; m > per_block; m = gpulab::ceil_div(m, per_block)) ++levels;
+    out.push_back(levels == 1 ? "one level" : levels == 2 ? "two levels" : "three levels or more");
+    if (n % per_block != 0) out.push_back("a partial block");
+  } else if (stage == "three-round" || stage == "single-pass") {
+    size_class(block * 16, "one tile", "several tiles", "a partial tile");
+  } else if (stage == "alpha-matrix") {
+    size_class(std::size_t{kAlphaWarpsPerBlock} * static_cast<std::size_t>(config.alpha) * kAlphaColumns, "one tile",
+               "several tiles", "a partial tile");
+    // A row of 32 elements lands in whole columns only when alpha divides 32 (scan.cuh).
+    out.push_back(kAlphaColumns % config.alpha == 0 ? "alpha divides 32" : "alpha does not divide 32");
+  } else if (stage.starts_with("colored")) {
+    size_class(kColoredPage, "one page", "several pages", "a partial page");
+  } else if (stage == "compact") {
+    size_class(block, "one block", "several blocks", "a partial block");
+    if (zero_percent == 100) out.push_back("keeps none");
+    if (zero_percent == 0) out.push_back("keeps every element");
+  }
+  if (n % 4 != 0 && stage != "naive" && !stage.starts_with("work-efficient") && !stage.starts_with("shared"))
+    out.push_back("a partial vector");
   return out;
 }
 

@@ -98,6 +98,7 @@ Stage gpu_stage(std::string id, std::string title, DeviceFunction f, bool transp
                       return std::make_unique<DeviceStage>(p, f, transposes);
                     })
       .checked_on_host(host_check<MatrixStage<Where::cpu>>(transposes))
+      .reaches([](const Problem& p) { return transpose::model::paths(transpose::model::shape_of(p)); })
       .in_file("transpose.cu")
       .launches([](const Problem&) -> std::optional<long> { return 1; });
 }

@@ -50,4 +50,14 @@ std::string where_in_matrix(std::size_t i, Shape s, bool transposed) {
   return where.str();
 }
 
+std::vector<std::string> paths(Shape s) {
+  constexpr std::size_t kTileEdge = 32, kStripRows = 64, kMaxGridY = 65535;
+  if (s.count() == 0) return {"empty"};
+  std::vector<std::string> out{s.rows <= kTileEdge && s.cols <= kTileEdge ? "one tile" : "several tiles"};
+  if (s.rows % kTileEdge != 0) out.push_back("ragged rows");
+  if (s.cols % kTileEdge != 0) out.push_back("ragged columns");
+  if ((s.rows + kStripRows - 1) / kStripRows > kMaxGridY) out.push_back("more tile rows than gridDim.y allows");
+  return out;
+}
+
 }  // namespace transpose::model

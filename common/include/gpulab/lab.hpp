@@ -87,6 +87,32 @@ class StageInstance {
   }
 };
 
+// A `--param key=value` of the lab (lab.toml's [knob.<key>]): an integer range, or named values
+// stored as their index (`--param op=interval` is op = 2).
+struct Knob {
+  std::string key;
+  std::string help;
+  long long default_value = 0;
+  std::optional<long long> min, max;
+  bool power_of_two = false;
+  std::vector<std::string> values;  // names, when the knob has them
+
+  std::string name_of(long long value) const;
+  // The value `text` stands for (a number or one of the names), or a UsageError saying what is allowed.
+  long long parse(const std::string& text) const;
+  // A UsageError unless the value is in range (and a power of two where it must be).
+  void check(long long value) const;
+  std::string allowed() const;  // "64..1024, a power of two" or "sum, max, interval, affine, mat2"
+};
+
+// The values of one knob a stage runs (lab.toml `accepts`): another value is refused with one line.
+struct Accepts {
+  std::string knob;
+  std::vector<long long> values;
+  std::vector<std::string> names;       // of the accepted values
+  std::vector<std::string> knob_names;  // of every value of a named knob (for the refusal's line)
+};
+
 enum class Where { cpu, gpu };
 enum class Role {
   student,   // the student writes it (a function in the lab's student file)
@@ -94,6 +120,12 @@ enum class Role {
 };
 
 using LaunchModel = std::function<std::optional<long>(const Problem&)>;
+// The kernels and branches of a stage that a problem reaches ("two rounds", "partial tile",
+// "8-byte elements"), named by the lab's launch model on the host. The grader's sanitizer shapes
+// and the rubric's visible cases must together reach every path a hidden case reaches
+// (`gpulab-<lab> paths`, autograder/tests/test_case_paths.py): a self-grade that passes then runs
+// every kernel the hidden cases run, and compute-sanitizer has seen each of them.
+using PathModel = std::function<std::vector<std::string>(const Problem&)>;
 
 struct Stage {
   std::string id;     // "naive", "shared-conflict-free": what --stage takes
@@ -108,8 +140,11 @@ struct Stage {
   // lab's; the runner fills the defaults in before prepare() and predicted_launches().
   std::vector<std::string> knobs;
   std::map<std::string, long long> defaults;
+  std::vector<Accepts> accepts;  // knob values the stage runs (others are refused, with `refusal`)
+  std::string refusal;           // why (lab.toml), appended to the refusal's line
   // The model's number of kernel launches (rounds R(n)) for this problem, when the seeds give it.
   LaunchModel predicted_launches;
+  PathModel paths;  // unset: the stage has one path (every problem reaches the same code)
   std::function<std::unique_ptr<StageInstance>(const Problem&)> prepare;
   // What `verify` (the grader's out-of-process verdict) prepares instead of `prepare`: an instance
   // that judges saved output bytes on the host, with no device and so no CUDA context (stages.hpp,
@@ -125,6 +160,7 @@ struct Stage {
     predicted_launches = [count](const Problem& p) -> std::optional<long> { return p.n == 0 ? 0 : count; };
     return *this;
   }
+  Stage& reaches(PathModel model) { paths = std::move(model); return *this; }
   Stage& takes(std::initializer_list<std::string> keys) { knobs.insert(knobs.end(), keys); return *this; }
   Stage& default_param(const std::string& key, long long value) { defaults[key] = value; return *this; }
   Stage& checked_on_host(std::function<std::unique_ptr<StageInstance>(const Problem&)> f) {
@@ -133,7 +169,13 @@ struct Stage {
   }
   bool takes_knob(std::string_view key) const;
   // The problem as this stage sees it: its defaults filled in where the command line set nothing.
+  // A UsageError when the stage does not run a knob value the problem has (`accepts`).
   Problem with_defaults(const Problem& p) const;
+  // The stage's code: what lab.cu gives a stage of the manifest (Lab::bind).
+  struct Code {
+    std::function<std::unique_ptr<StageInstance>(const Problem&)> prepare;
+    std::function<std::unique_ptr<StageInstance>(const Problem&)> check_on_host = {};
+  };
 };
 
 // A stage with the fields every stage has; the chainable setters add the optional ones.
@@ -169,10 +211,17 @@ struct Lab {
   std::size_t default_n = 1u << 24;
   std::size_t default_rows = 0, default_cols = 0;  // 2-D labs
   std::string baseline_cpu_stage;  // stage whose time is the "vs CPU" denominator
+  std::vector<Knob> knobs;         // lab.toml's [knob.*]
   std::vector<Stage> stages;
   std::vector<Experiment> experiments;
 
   const Stage* find_stage(std::string_view id) const;
+  const Knob* find_knob(std::string_view key) const;
+  // Gives the manifest's stage `id` its code (a std::logic_error naming lab.toml if there is no such
+  // stage) and returns it for the chainable setters: lab.bind("naive", code).launches(rounds).
+  Stage& bind(std::string_view id, Stage::Code code);
+  // A std::logic_error naming every stage of lab.toml that lab.cu gave no code (runner start-up).
+  void check_complete() const;
   // "labs/scan/scan_basic.cu, labs/scan/scan_tiled.cu" for messages.
   std::string student_files_text() const;
   // The stage's file as a student finds it: "labs/scan/scan_basic.cu" (empty for baselines).
