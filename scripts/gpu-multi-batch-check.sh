@@ -13,7 +13,7 @@
 # no partial row after the kill, no grading process left behind, and the wall-time speed-up.
 # Usage: scripts/gpu-multi-batch-check.sh [preset]   (default gpu; logs in $OUT or build/<preset>/multi-batch)
 #   GRADE_ARGS: more `gpulab grade` options for all three runs, e.g. "--timer events"
-#   LABS: the labs whose six submissions make the batch (default "scan transpose": 12; with
+#   LABS: the labs whose six submissions make the batch (default: every lab of the course; e.g. "scan transpose": 12; with
 #   reduction 18, to see how the speed-up grows with the batch)
 # Exit 1 on any mismatch; 77 when the host has fewer than two GPUs (nothing to compare).
 set -uo pipefail
@@ -30,7 +30,7 @@ py=${PYTHON:-python3}
 rm -rf "$out/subs" "$out/one" "$out/all" "$out/clean"; mkdir -p "$out/subs"
 
 # The submissions: one folder per student, each holding one lab.
-GPULAB_SOURCE_DIR=$root PYTHONPATH=$root/autograder${PYTHONPATH:+:$PYTHONPATH} "$py" - "$root" "$out/subs" ${LABS:-scan transpose} <<'PY' || exit 1
+GPULAB_SOURCE_DIR=$root PYTHONPATH=$root/autograder${PYTHONPATH:+:$PYTHONPATH} "$py" - "$root" "$out/subs" ${LABS:-$(PYTHONPATH=$root/autograder "$py" -m gpulab.manifest labs "$root")} <<'PY' || exit 1
 import shutil, sys, tempfile
 from pathlib import Path
 from gpulab.paths import Course
@@ -38,15 +38,12 @@ from gpulab.rubric import load_rubric
 from tests.testdata_suite import load_specs, materialize
 root, subs, labs = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
 course = Course.from_environment()
-# Classes whose grade does not depend on luck (a race may pass a case or not: not these).
-picks = {"scan": ["compile-error", "powers-of-two-only", "unpadded-shared-conflict-free", "stale-output"],
-         "transpose": ["compile-error", "powers-of-two-only", "unpadded-conflict-free-stage", "stale-output"],
-         "reduction": ["compile-error", "powers-of-two-only", "write-past-n", "stale-output"]}
-unknown = [lab for lab in labs if lab not in picks]
-if unknown:
-    sys.exit(f"multi-batch: LABS names {', '.join(unknown)}; known: {', '.join(picks)}")
+# Classes whose grade does not depend on luck (a race may pass a case or not: not these): the
+# known-bad specs mark them `batch = true` (autograder/testdata/<lab>.toml).
 for lab in labs:
-    names = picks[lab]
+    names = [s["name"] for s in load_specs(lab) if s.get("batch")]
+    if not names:
+        sys.exit(f"multi-batch: autograder/testdata/{lab}.toml marks no class batch = true")
     files = load_rubric(root / "labs" / lab / "rubric.toml").student_files
     for who, base in (("reference", root / "solutions" / lab), ("starter", root / "labs" / lab)):
         dest = subs / f"{lab}-{who}" / "labs" / lab

@@ -53,6 +53,7 @@ if [ "$mode" = steps ]; then
     timeout -k 10 "$t" "$@" > "$L/$name.log" 2>&1; local rc=$?; sum "end $name rc=$rc $((SECONDS - t0))s"; return $rc; }
   { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; git log --oneline -1; } > "$L/gpu.txt" 2>&1
   py=python3
+  labs=$($py -m gpulab.manifest labs "$root")   # every lab of the course (labs/<lab>/lab.toml)
   for s in ${STEPS:-build ctest-gpu concurrent classes selfgrade measure-scan measure-transpose measure-reduction batch reduction-classes}; do
     case $s in
       build) run build 600 bash -c "cmake --preset gpu ${GPULAB_DEPS_PREFIX:+-DCMAKE_PREFIX_PATH=$GPULAB_DEPS_PREFIX} && cmake --build --preset gpu -j $(nproc)" || break ;;
@@ -60,7 +61,7 @@ if [ "$mode" = steps ]; then
       concurrent) OUT=$L/concurrent run concurrent 900 ctest --preset gpu-slow -R 'autograder[.]concurrent[.]gpu' --output-on-failure ;;
       e2e) run e2e 900 ctest --preset gpu-slow -R 'autograder[.]e2e[.]gpu' --output-on-failure ;;
       # CLASSES / CLASS_LABS pick other known-bad classes (e.g. CLASSES="stale-output memoized-replay").
-      classes) run classes 900 $py autograder/tests/testdata_suite.py $(printf -- "--only %s " ${CLASSES:-writes-everywhere library-single-pass}) --out "$L/classes" ${CLASS_LABS:-scan transpose} ;;
+      classes) run classes 900 $py autograder/tests/testdata_suite.py $(printf -- "--only %s " ${CLASSES:-writes-everywhere library-single-pass}) --out "$L/classes" ${CLASS_LABS:-$labs} ;;
       selfgrade) OUT=$L/selfgrade run selfgrade 900 scripts/handout-selfgrade-gpu.sh "$root/build/gpu" ;;
       measure-*) run "$s" 900 build/gpu/gpulab measure "${s#measure-}" ${MEASURE_FLAGS---quick} --out "$L/$s" ;;   # MEASURE_FLAGS= : full size
       batch) OUT=$L/batch run batch 900 scripts/gpu-batch-check.sh gpu ;;
@@ -70,7 +71,7 @@ if [ "$mode" = steps ]; then
       ctest-reduction) run ctest-reduction 600 ctest --preset gpu -R reduction --output-on-failure ;;
       reduction-ncu) run reduction-ncu 600 build/gpu/gpulab measure reduction --quick --only experiments,ncu-sweeps --out "$L/reduction-ncu" ;;
       reduction-blocks) run reduction-blocks 600 bash -c 'cmake --build --preset gpu --target bench-reduction >/dev/null && x=$(find build/gpu -name bench-reduction -type f -perm -u+x | head -1) && for b in 256 512 1024; do "$x" bench --block $b; done' ;;
-      grade-times) run grade-times 900 bash -c 'for lab in ${GRADE_LABS:-scan transpose reduction}; do
+      grade-times) run grade-times 900 bash -c 'for lab in ${GRADE_LABS:-'"$labs"'}; do
           for who in reference starter; do src=solutions/$lab; [ $who = starter ] && src=labs/$lab
             # Cold: each lab grades its reference in a fresh workspace (--work), the starter after it.
             w="'"$L"'/grade-times/work-$lab"; [ $who = reference ] && rm -rf "$w"

@@ -13,7 +13,8 @@ mkdir -p "$out"
 [ -x "$build/gpulab" ] || { echo "handout-selfgrade: $build/gpulab missing: cmake --workflow --preset gpu first" >&2; exit 2; }
 
 "$build/gpulab" handout --out "$out/handout" 2>&1 | tee "$out/handout.log"
-for lab in scan transpose; do
+labs=$(PYTHONPATH=$root/autograder python3 -m gpulab.manifest labs "$root")   # every lab (labs/<lab>/lab.toml)
+for lab in $labs; do
   f="$out/handout/reference/gpulab-$lab-reference"
   [ -x "$f" ] || { echo "FAIL: $f not shipped" >&2; exit 1; }
   if cuobjdump -lelf "$f" >/dev/null 2>&1; then cuobjdump -lelf "$f" | tee -a "$out/archs.txt"; fi
@@ -24,7 +25,7 @@ cd "$out/handout"
 cmake --preset default -DCMAKE_PREFIX_PATH="$(grep -m1 '^CMAKE_PREFIX_PATH' "$build/CMakeCache.txt" | cut -d= -f2-)" >"$out/configure.log" 2>&1
 cmake --build --preset default >"$out/build.log" 2>&1
 fail=0
-for lab in scan transpose; do
+for lab in $labs; do
   # The untouched starter: 0 points.
   status=0
   build/default/gpulab grade "labs/$lab" --lab "$lab" --out "$out/grades/$lab-starter" --format json >"$out/grades-$lab-starter.json" || status=$?

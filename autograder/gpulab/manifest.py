@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gpulab.errors import GpulabError
-from gpulab.rubric import Size, TableReader
+from gpulab.toml_tables import Size, TableReader
 
 WHERE = ("cpu", "gpu")
 BANKS = ("conflict-free", "conflicts")   # graded conflict-free / taught as conflicted
@@ -244,9 +244,13 @@ def labs(source: Path) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    """`python3 -m gpulab.manifest cmake|json labs/<lab>/lab.toml`: CMake's and the runner's view."""
+    """`python3 -m gpulab.manifest cmake|json labs/<lab>/lab.toml`: CMake's and the runner's view;
+    `python3 -m gpulab.manifest labs [COURSE]`: the course's labs, space-separated."""
+    if argv[:1] == ["labs"] and len(argv) <= 2:   # the course's labs, for scripts: nothing names them
+        print(" ".join(labs(Path(argv[1] if len(argv) == 2 else "."))))
+        return 0
     if len(argv) != 2 or argv[0] not in ("cmake", "json"):
-        print("usage: python3 -m gpulab.manifest cmake|json labs/<lab>/lab.toml", file=sys.stderr)
+        print("usage: python3 -m gpulab.manifest cmake|json labs/<lab>/lab.toml | labs [COURSE]", file=sys.stderr)
         return 2
     try:
         m = load_manifest(Path(argv[1]))
@@ -259,9 +263,17 @@ def main(argv: list[str]) -> int:
         for name, files in (("STUDENT_FILES", m.student_files), ("HARNESS", m.harness), ("TESTS", m.tests),
                             ("LIBS", m.libs)):
             print(f"set(GPULAB_MANIFEST_{name} {' '.join(files)})")
-        cpu_students = [s.id for s in m.student_stages if s.where == "cpu"]
+        # The first CPU student stage's file: the starter's TODO line names it without a GPU.
         print(f"set(GPULAB_MANIFEST_CPU_STUDENT_FILE \"{next((s.file for s in m.student_stages if s.where == 'cpu'), '')}\")")
-        print(f"set(GPULAB_MANIFEST_CPU_STUDENT_STAGES {' '.join(cpu_students)})")
+        # A value some stage refuses (its `accepts`): the runner must say so in one line.
+        refusal = next(((s, k, v) for s in m.student_stages for k, vals in s.accepts
+                        for v in range(len(m.knobs[k].values) or 0) if v not in vals), None)
+        if refusal:
+            s, k, v = refusal
+            print(f"set(GPULAB_MANIFEST_REFUSAL_ARGS --stage {s.id} --param {k}={m.knobs[k].name_of(v)})")
+            print(f"set(GPULAB_MANIFEST_REFUSAL_REGEX \"stage {s.id} runs {k} = \")")
+        else:
+            print("set(GPULAB_MANIFEST_REFUSAL_ARGS)")
     return 0
 
 

@@ -6,32 +6,19 @@ the file, the key and what was expected, because a typo in a rubric silently cha
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gpulab.errors import GpulabError
+from gpulab.manifest import Manifest, load_manifest
+from gpulab.toml_tables import Size, TableReader  # noqa: F401 (Size: re-exported)
 
 DISTRIBUTIONS = ("uniform", "small-range", "all-equal", "sorted", "reverse", "few-unique", "full-range")
 DEFAULT_CASE_TIMEOUT = 60.0      # s, one correctness case (its own process)
 DEFAULT_TOOL_TIMEOUT = 300.0     # s, one compute-sanitizer or ncu run
-
-
-@dataclass(frozen=True)
-class Size:
-    """A problem size: n elements (1-D) or rows x cols (2-D); `arg` is what --n takes."""
-
-    n: int
-    rows: int = 0
-    cols: int = 0
-
-    @property
-    def arg(self) -> str:
-        return f"{self.rows}x{self.cols}" if self.rows else str(self.n)
-
-    def __str__(self) -> str:
-        return self.arg
 
 
 @dataclass(frozen=True)
@@ -120,6 +107,7 @@ class Rubric:
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     source: str = ""
     manual: tuple[ManualItem, ...] = ()
+    manifest: Manifest | None = None   # labs/<lab>/lab.toml: the lab's facts (None: a rubric read alone)
 
     @property
     def max_points(self) -> float:
@@ -147,83 +135,8 @@ class Rubric:
         return [c for c in self.cases if c.applies_to(stage_id)]
 
 
-class TableReader:
-    """Reads one TOML table with type checks; every error names the file and the key."""
-
-    def __init__(self, path: str, where: str, table: Any, kind: str = "rubric") -> None:
-        if not isinstance(table, dict):
-            raise GpulabError(f"{path}: {where} must be a table")
-        self.path, self.where, self.table, self.kind = path, where, table, kind
-        self.used: set[str] = set()
-
-    def fail(self, key: str, what: str) -> GpulabError:
-        loc = f"{self.where}.{key}" if self.where else key
-        return GpulabError(f"{self.kind} {self.path}: `{loc}` {what}")
-
-    def get(self, key: str, types: type | tuple[type, ...], default: Any = None, required: bool = False) -> Any:
-        self.used.add(key)
-        if key not in self.table:
-            if required:
-                raise self.fail(key, "is missing")
-            return default
-        value = self.table[key]
-        if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
-            raise self.fail(key, f"must be {_type_names(types)}, not a boolean")
-        if not isinstance(value, types):
-            raise self.fail(key, f"must be {_type_names(types)}, got {value!r}")
-        return value
-
-    def number(self, key: str, default: float = 0, minimum: float = 0) -> float:
-        v = self.get(key, (int, float), default)
-        if v < minimum:
-            raise self.fail(key, f"must be >= {minimum}, got {v}")
-        return float(v)
-
-    def size(self, required: bool = False) -> Size | None:
-        """n = 1024 | n = "RxC" | rows = R, cols = C."""
-        n = self.get("n", (int, str))
-        rows, cols = self.get("rows", int), self.get("cols", int)
-        if n is None and rows is None and cols is None:
-            if required:
-                raise self.fail("n", "is missing (write n = N, n = \"RxC\" or rows = R, cols = C)")
-            return None
-        if rows is not None or cols is not None:
-            if rows is None or cols is None or n is not None:
-                raise self.fail("rows", "and cols go together, without n")
-            return _checked_size(self, rows, cols)
-        if isinstance(n, int):
-            if n <= 0:
-                raise self.fail("n", f"must be positive, got {n}")
-            return Size(n)
-        parts = n.lower().split("x")
-        if len(parts) == 2 and all(p.strip().isdigit() for p in parts):
-            return _checked_size(self, int(parts[0]), int(parts[1]))
-        if n.strip().isdigit():
-            return Size(int(n))
-        power = n.strip().split("^")
-        if len(power) == 2 and power[0] == "2" and power[1].isdigit() and int(power[1]) <= 40:
-            return Size(1 << int(power[1]))
-        raise self.fail("n", f"must be an integer, \"2^k\" or \"RxC\", got {n!r}")
-
-    def finish(self) -> None:
-        unknown = sorted(set(self.table) - self.used)
-        if unknown:
-            raise self.fail(unknown[0], f"is not a {self.kind} key here (known: {', '.join(sorted(self.used))})")
-
-
-def _checked_size(r: TableReader, rows: int, cols: int) -> Size:
-    if rows <= 0 or cols <= 0:
-        raise r.fail("rows", f"rows and cols must be positive, got {rows}x{cols}")
-    return Size(rows * cols, rows, cols)
-
-
-def _type_names(types: type | tuple[type, ...]) -> str:
-    names = {int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table", bool: "true/false"}
-    ts = types if isinstance(types, tuple) else (types,)
-    return " or ".join(names.get(t, t.__name__) for t in ts)
-
-
-def _parse_case(path: str, index: int, table: Any, hidden: bool, where: str = "") -> Case:
+def _parse_case(path: str, index: int, table: Any, hidden: bool, where: str = "",
+                manifest: Manifest | None = None) -> Case:
     r = TableReader(path, where or f"case[{index}]", table)
     size = r.size(required=True)
     dist = r.get("distribution", str, "uniform").replace("_", "-")
@@ -233,8 +146,11 @@ def _parse_case(path: str, index: int, table: Any, hidden: bool, where: str = ""
     params_t = r.get("params", dict, {})
     params = []
     for k, v in sorted(params_t.items()):
+        knob = manifest.knobs.get(k) if manifest is not None else None
+        if isinstance(v, str) and knob is not None and knob.values:
+            v = knob.value_of(v, f"rubric {path}: {r.where}.params.{k}")   # op = "interval": the knob's name
         if not isinstance(v, int) or isinstance(v, bool):
-            raise r.fail(f"params.{k}", f"must be an integer, got {v!r}")
+            raise r.fail(f"params.{k}", f"must be an integer{' or one of ' + ', '.join(knob.values) if knob and knob.values else ''}, got {v!r}")
         params.append((k, v))
     stages = r.get("stages", list)
     if stages is not None and not all(isinstance(s, str) for s in stages):
@@ -270,22 +186,30 @@ def _parse_manual(path: str, index: int, table: Any) -> ManualItem:
 
 
 def parse_rubric(text: str, path: str = "rubric.toml", hidden_text: str | None = None,
-                 hidden_path: str = "hidden.toml") -> Rubric:
-    """Parses a rubric (and the lab's hidden cases) from TOML text."""
+                 hidden_path: str = "hidden.toml", manifest: Manifest | None = None) -> Rubric:
+    """Parses a rubric (and the lab's hidden cases) from TOML text. With the lab's manifest (a
+    course's rubrics always have one) the lab and its student files come from it, and each case
+    without a `stages` list applies to the stages that run its knob values (lab.toml `accepts`)."""
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise GpulabError(f"rubric {path}: invalid TOML: {e}") from None
     top = TableReader(path, "", doc)
-    lab = top.get("lab", str, required=True)
-    files = top.get("student_files", list, required=True)
-    if not files or not all(isinstance(f, str) and f and not f.startswith("/") and ".." not in f for f in files):
-        raise top.fail("student_files", "must be a non-empty list of paths relative to labs/<lab>/")
+    if manifest is not None:
+        for key in ("lab", "student_files"):
+            if key in doc:
+                raise top.fail(key, f"is the lab's manifest's to say ({manifest.path}): remove it from the rubric")
+        lab, files = manifest.id, list(manifest.student_files)
+    else:
+        lab = top.get("lab", str, required=True)
+        files = top.get("student_files", list, required=True)
+        if not files or not all(isinstance(f, str) and f and not f.startswith("/") and ".." not in f for f in files):
+            raise top.fail("student_files", "must be a non-empty list of paths relative to labs/<lab>/")
     perf_r = TableReader(path, "performance", top.get("performance", dict, {}))
     perf = Performance(perf_r.size(), perf_r.number("full_credit_ratio", 1.2, minimum=1.0),
                        int(perf_r.number("reps", 10, minimum=1)), int(perf_r.number("warmup", 2)))
     perf_r.finish()
-    shapes = _parse_sanitizer_shapes(path, top.get("sanitizers", dict, {}))
+    shapes = _parse_sanitizer_shapes(path, top.get("sanitizers", dict, {}), manifest)
     con_r = TableReader(path, "conflicts", top.get("conflicts", dict, {}))
     con = con_r.size()
     con_r.finish()
@@ -293,7 +217,7 @@ def parse_rubric(text: str, path: str = "rubric.toml", hidden_text: str | None =
     case_timeout = lim_r.number("case_timeout", DEFAULT_CASE_TIMEOUT, minimum=1)
     tool_timeout = lim_r.number("tool_timeout", DEFAULT_TOOL_TIMEOUT, minimum=1)
     lim_r.finish()
-    cases = [_parse_case(path, i, t, False) for i, t in enumerate(top.get("case", list, []))]
+    cases = [_parse_case(path, i, t, False, manifest=manifest) for i, t in enumerate(top.get("case", list, []))]
     stages = [_parse_stage(path, i, t) for i, t in enumerate(top.get("stage", list, []))]
     manual = [_parse_manual(path, i, t) for i, t in enumerate(top.get("manual", list, []))]
     top.finish()
@@ -307,17 +231,58 @@ def parse_rubric(text: str, path: str = "rubric.toml", hidden_text: str | None =
     if dup:
         raise GpulabError(f"rubric {path}: stage {sorted(dup)[0]!r} is listed twice")
     if hidden_text is not None:
-        cases += _parse_hidden(hidden_text, hidden_path, lab)
+        cases += _parse_hidden(hidden_text, hidden_path, lab, manifest)
     for what, c in [("a case", c) for c in cases] + [("a sanitizer shape", c) for c in shapes]:
         for s in c.stages or ():
             if s not in ids:
                 raise GpulabError(f"rubric {path}: {what} names stage {s!r}, which has no [[stage]] entry")
+    if manifest is not None:
+        _hold_to_manifest(path, manifest, stages)
+        cases = [_for_accepting_stages(path, manifest, ids, c, "a case") for c in cases]
+        shapes = [_for_accepting_stages(path, manifest, ids, c, "a sanitizer shape") for c in shapes]
     _require_sizes(path, stages, perf, shapes[0].size if shapes else None, con)
     return Rubric(lab, tuple(files), tuple(stages), tuple(cases), perf, tuple(shapes), con, case_timeout,
-                  tool_timeout, path, tuple(manual))
+                  tool_timeout, path, tuple(manual), manifest)
 
 
-def _parse_sanitizer_shapes(path: str, table: Any) -> list[Case]:
+def _hold_to_manifest(path: str, manifest: Manifest, stages: list[StagePoints]) -> None:
+    """The rubric gives points to the manifest's student stages, every one of them, and conflict
+    points only to a stage the manifest calls conflict-free."""
+    student = [s.id for s in manifest.student_stages]
+    for sp in stages:
+        info = manifest.stage(sp.id)
+        if info is None or info.role != "student":
+            raise GpulabError(f"rubric {path}: [[stage]] {sp.id!r} is not a student stage of {manifest.path}")
+        if sp.conflict_free > 0 and not info.conflict_free:
+            raise GpulabError(f"rubric {path}: stage {sp.id!r} has conflict_free points, but {manifest.path} does "
+                              "not mark it banks = \"conflict-free\"")
+    missing = [s for s in student if s not in {sp.id for sp in stages}]
+    if missing:
+        raise GpulabError(f"rubric {path}: no [[stage]] for {', '.join(missing)} (stages of {manifest.path}): "
+                          "give each its points (0 is a number too)")
+
+
+def _for_accepting_stages(path: str, manifest: Manifest, graded: list[str], case: Case, what: str) -> Case:
+    """A case without `stages` applies to the graded stages that run its knob values (a
+    commutative-only stage does not run op = interval); one that lists a stage which refuses its
+    values is an error, not a case that grades a usage error."""
+    params = dict(case.params)
+
+    def runs(sid: str) -> bool:
+        info = manifest.stage(sid)
+        return info is None or info.accepts_params(manifest.with_defaults(info, params))
+
+    if case.stages is not None:
+        refused = [s for s in case.stages if not runs(s)]
+        if refused:
+            raise GpulabError(f"rubric {path}: {what} ({case.name}) lists stage {refused[0]!r}, which does not run "
+                              f"these knob values ({manifest.path} `accepts`)")
+        return case
+    applies = tuple(s for s in graded if runs(s))
+    return case if len(applies) == len(graded) else dataclasses.replace(case, stages=applies)
+
+
+def _parse_sanitizer_shapes(path: str, table: Any, manifest: Manifest | None = None) -> list[Case]:
     """[sanitizers]: one shape (n = ..., or rows/cols, with optional seed, distribution, params)
     or several (`[[sanitizers.shape]]`, each like a [[case]]). compute-sanitizer runs every stage
     on every shape that applies to it: one shape sees one grid and one operator, and the kernels
@@ -329,12 +294,13 @@ def _parse_sanitizer_shapes(path: str, table: Any) -> list[Case]:
         if not any(k in table for k in ("n", "rows", "cols")):
             r.finish()
             return []
-        shape = _parse_case(path, 0, {k: v for k, v in table.items()}, False, where="sanitizers")
+        shape = _parse_case(path, 0, {k: v for k, v in table.items()}, False, where="sanitizers", manifest=manifest)
         return [shape]
     r.finish()
     if not listed:
         raise GpulabError(f"rubric {path}: `sanitizers.shape` is empty (give at least one shape, or none at all)")
-    return [_parse_case(path, i, t, False, where=f"sanitizers.shape[{i}]") for i, t in enumerate(listed)]
+    return [_parse_case(path, i, t, False, where=f"sanitizers.shape[{i}]", manifest=manifest)
+            for i, t in enumerate(listed)]
 
 
 def _require_sizes(path: str, stages: list[StagePoints], perf: Performance, san: Size | None,
@@ -348,7 +314,7 @@ def _require_sizes(path: str, stages: list[StagePoints], perf: Performance, san:
                               + (" (nor a [[sanitizers.shape]])" if table == "sanitizers" else ""))
 
 
-def _parse_hidden(text: str, path: str, lab: str) -> list[Case]:
+def _parse_hidden(text: str, path: str, lab: str, manifest: Manifest | None = None) -> list[Case]:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -357,17 +323,20 @@ def _parse_hidden(text: str, path: str, lab: str) -> list[Case]:
     hidden_lab = r.get("lab", str, lab)
     if hidden_lab != lab:
         raise GpulabError(f"hidden cases {path}: lab = {hidden_lab!r}, but the rubric is for {lab!r}")
-    cases = [_parse_case(path, i, t, True) for i, t in enumerate(r.get("case", list, []))]
+    cases = [_parse_case(path, i, t, True, manifest=manifest) for i, t in enumerate(r.get("case", list, []))]
     r.finish()
     return cases
 
 
 def load_rubric(rubric_path: Path, hidden_path: Path | None = None) -> Rubric:
-    """Reads labs/<lab>/rubric.toml and, when it exists, autograder/hidden/<lab>.toml."""
+    """Reads labs/<lab>/rubric.toml with the lab's manifest beside it (labs/<lab>/lab.toml, when
+    there is one) and, when it exists, autograder/hidden/<lab>.toml."""
     if not rubric_path.is_file():
         raise GpulabError(f"rubric {rubric_path}: not found (every graded lab needs labs/<lab>/rubric.toml)")
     text = rubric_path.read_text(encoding="utf-8")
     hidden_text = None
     if hidden_path is not None and hidden_path.is_file():
         hidden_text = hidden_path.read_text(encoding="utf-8")
-    return parse_rubric(text, str(rubric_path), hidden_text, str(hidden_path))
+    manifest_path = rubric_path.parent / "lab.toml"
+    manifest = load_manifest(manifest_path) if manifest_path.is_file() else None
+    return parse_rubric(text, str(rubric_path), hidden_text, str(hidden_path), manifest)

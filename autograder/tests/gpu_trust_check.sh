@@ -70,7 +70,8 @@ if [ "$part" = classes ] || [ "$part" = all ]; then
            include-reference-digraph include-reference-continued include-reference-comment; do
     only+=(--only "$c")
   done
-  "$py" autograder/tests/testdata_suite.py "${only[@]}" --out "$out/classes" scan transpose \
+  "$py" autograder/tests/testdata_suite.py "${only[@]}" --out "$out/classes" \
+    $(PYTHONPATH=autograder "$py" -m gpulab.manifest labs .) \
     >"$out/classes.log" 2>&1 || status=1
   sed -n '/^| lab /,$p' "$out/classes.log"
   grep -E "MISMATCH|BROKEN|Traceback" "$out/classes.log" && status=1

@@ -15,6 +15,7 @@ FUNCTION = REPO / "common" / "cmake" / "GpulabLab.cmake"
 
 TOP = f"""cmake_minimum_required(VERSION 3.25)
 project(fake LANGUAGES CXX)
+find_package(Python3 3.11 REQUIRED COMPONENTS Interpreter)
 add_library(gpulab_common INTERFACE)
 add_library(gpulab_testing INTERFACE)
 enable_testing()
@@ -28,8 +29,8 @@ class LabTestsTest(TempDir, unittest.TestCase):
     def registered(self, with_solutions: bool) -> set[str]:
         src = self.tmp / ("course" if with_solutions else "handout")
         files = {"CMakeLists.txt": TOP,
-                 "labs/demo/CMakeLists.txt": "gpulab_add_lab(demo HARNESS lab.cpp TESTS tests/t.cpp)\n",
-                 "labs/demo/rubric.toml": 'lab = "demo"\nstudent_files = ["demo.cpp"]\n',
+                 "labs/demo/CMakeLists.txt": "gpulab_add_lab()\n",
+                 "labs/demo/lab.toml": DEMO_MANIFEST,
                  "labs/demo/demo.cpp": "", "labs/demo/lab.cpp": "", "labs/demo/tests/t.cpp": "",
                  "common/src/implementation_name.cpp": "", "common/src/runner_main.cpp": ""}
         if with_solutions:
@@ -65,24 +66,34 @@ class NothingBuiltTest(TempDir, unittest.TestCase):
         self.assertIn("cmake --workflow --preset default", " ".join((res.stdout + res.stderr).split()))
 
 
+DEMO_MANIFEST = """id = "demo"
+title = "demo"
+student_files = ["demo.cpp"]
+harness = ["lab.cpp"]
+tests = ["tests/t.cpp"]
+n = 1024
+[[stage]]
+id = "one"
+title = "the one stage"
+where = "cpu"
+file = "demo.cpp"
+"""
+
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 
 
 def harness_problems(lab_dir: Path, common_include: Path = REPO / "common" / "include") -> list[str]:
     """What keeps a lab's harness from being compiled once for both implementations and taken
-    prebuilt into a grading slot (workspace._take_harnesses): a HARNESS file that is a student
+    prebuilt into a grading slot (workspace._take_harnesses): a harness file (lab.toml) that is a student
     file, or a quoted include, followed through everything the harness reaches and resolved as
     the compiler does (the including file's folder, the lab's folder, common/include; found
     nowhere: a system header), that is a student file or lies outside the lab and common/include."""
     lab_dir, common_include = lab_dir.resolve(), common_include.resolve()
-    student = set(tomllib.loads((lab_dir / "rubric.toml").read_text())["student_files"])
-    listed = re.search(r"gpulab_add_lab\(\s*\S+\s+HARNESS\s+([^)]*?)\s+(TESTS|LIBS|\))",
-                       (lab_dir / "CMakeLists.txt").read_text())
-    if not listed:
-        return [f"{lab_dir}/CMakeLists.txt: no gpulab_add_lab(... HARNESS ...)"]
-    problems = [f"HARNESS lists the student file {f}" for f in listed.group(1).split() if f in student]
+    manifest = tomllib.loads((lab_dir / "lab.toml").read_text())
+    student, harness = set(manifest["student_files"]), manifest.get("harness", [])
+    problems = [f"harness lists the student file {f}" for f in harness if f in student]
     seen: set[Path] = set()
-    todo = [lab_dir / f for f in listed.group(1).split()]
+    todo = [lab_dir / f for f in harness]
     while todo:
         f = todo.pop()
         if f in seen:
@@ -103,7 +114,7 @@ def harness_problems(lab_dir: Path, common_include: Path = REPO / "common" / "in
 
 class HarnessTest(TempDir, unittest.TestCase):
     def test_no_harness_reaches_a_student_file(self):
-        labs = sorted(p.parent for p in (REPO / "labs").glob("*/rubric.toml"))
+        labs = sorted(p.parent for p in (REPO / "labs").glob("*/lab.toml"))
         self.assertGreaterEqual(len(labs), 3)
         for lab_dir in labs:
             with self.subTest(lab=lab_dir.name):
@@ -112,8 +123,8 @@ class HarnessTest(TempDir, unittest.TestCase):
     def test_a_harness_that_includes_a_student_file_is_found(self):
         lab = self.tmp / "labs" / "demo"
         (lab / "detail").mkdir(parents=True)
-        files = {"CMakeLists.txt": "gpulab_add_lab(demo HARNESS lab.cu TESTS t.cpp)\n",
-                 "rubric.toml": 'student_files = ["demo.cu", "demo_device.cuh"]\n',
+        files = {"CMakeLists.txt": "gpulab_add_lab()\n",
+                 "lab.toml": 'student_files = ["demo.cu", "demo_device.cuh"]\nharness = ["lab.cu"]\n',
                  "lab.cu": '#include <vector>\n#include "demo.cuh"\n', "demo.cuh": '#include "detail/x.cuh"\n',
                  "detail/x.cuh": '  #  include "../demo_device.cuh"\n#include "../../../outside.h"\n',
                  "demo_device.cuh": "", "demo.cu": ""}

@@ -1,39 +1,61 @@
-# gpulab_add_lab(<lab> HARNESS <files...> TESTS <files...> [LIBS <targets...>])
+# gpulab_add_lab()   (in labs/<lab>/CMakeLists.txt; the lab is the folder's name)
 #
-# The student files are read from labs/<lab>/rubric.toml (student_files = [...]): the rubric is
-# the one place they are written down (the runner's `list` names them too; a test holds it to it).
+# A lab is its manifest, labs/<lab>/lab.toml (README, "Adding a lab"): its student files, harness
+# files, tests and stages are written there once. This reads it at configure time through
+# autograder/gpulab/manifest.py (which checks it strictly: a typo is a configure error naming the
+# key) and compiles it into the lab's harness as JSON (gpulab::kLabManifestJson, read by
+# gpulab::lab_from_manifest()). A change to lab.toml re-runs the configure step.
 #
 # Builds:
-#   <lab>-harness                      the HARNESS files (stage table, experiments, model, library
-#                                      baselines), compiled once: they never include a student file
+#   <lab>-harness                      the manifest's `harness` files and the compiled manifest
+#                                      (stage table, experiments, model, library baselines),
+#                                      compiled once: they never include a student file
 #                                      (autograder/tests/test_lab_cmake.py holds every lab to it)
 # and for each implementation present:
 #   <lab>-student / <lab>-reference    object library: that implementation's student files
-#   gpulab-<lab>-student / -reference  the runner (list / run / experiment), see common/src/runner.cpp
-#   test-<lab>-student / -reference    the lab's Catch2 tests
+#   gpulab-<lab>-student / -reference  the runner (list / run / experiment / verify / paths)
+#   test-<lab>-student / -reference    the lab's Catch2 tests (the manifest's `tests`)
 # Both link the harness's objects as objects (not from an archive), so a student file that defines
 # one of its symbols again is a link error, as before the split.
 # The student implementation is the files in labs/<lab>/; the reference is the same file names in
 # solutions/<lab>/, built only when that folder exists (students receive the course without it).
 # ctest runs the tests against the reference when there is one, otherwise (the handout) against the
-# student's files; the starter check (<lab>.starter.*) exists only where the reference does. GPU
-# tests carry the label `gpu` and report SKIPPED (exit 77) on a machine without a GPU.
+# student's files; the starter checks (<lab>.starter.*) exist only where the reference does. GPU
+# tests carry the label `gpu` and report SKIPPED (exit 77) on a machine without a GPU. Every test
+# below comes from the manifest: a lab adds only what is its own after the call.
 set(GPULAB_PREBUILT_HARNESS "" CACHE PATH
     "a folder of <lab>/objects.txt: harness objects to link instead of compiling them (the grading workspace only)")
 
-function(gpulab_add_lab lab)
-  cmake_parse_arguments(ARG "" "" "HARNESS;TESTS;LIBS" ${ARGN})
+# The gpulab package (autograder/gpulab), beside common/ in the course tree.
+set(GPULAB_PACKAGE_DIR ${CMAKE_CURRENT_LIST_DIR}/../../autograder)
+
+# Runs autograder/gpulab/manifest.py VIEW on labs/<lab>/lab.toml; the output in OUT_VAR.
+function(gpulab_read_manifest view manifest out_var)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${GPULAB_PACKAGE_DIR}"
+                          ${Python3_EXECUTABLE} -m gpulab.manifest ${view} ${manifest}
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "gpulab: ${err}")
+  endif()
+  set(${out_var} "${out}" PARENT_SCOPE)
+endfunction()
+
+function(gpulab_add_lab)
   set(lab_dir ${CMAKE_CURRENT_SOURCE_DIR})
-  if(NOT EXISTS ${lab_dir}/rubric.toml)
-    message(FATAL_ERROR "gpulab: ${lab_dir}/rubric.toml is missing: it lists the lab's student files "
-                        "(student_files = [...]). Restore it from a fresh copy of the course.")
-  endif()
-  file(STRINGS ${lab_dir}/rubric.toml files_line REGEX "^student_files *=")
-  if(NOT files_line MATCHES "\\[([^]]*)\\]")
-    message(FATAL_ERROR "gpulab: ${lab_dir}/rubric.toml has no line student_files = [\"file.cu\", ...]")
-  endif()
-  string(REGEX REPLACE "[\" ]" "" files "${CMAKE_MATCH_1}")
-  string(REPLACE "," ";" ARG_STUDENT_FILES "${files}")
+  cmake_path(GET lab_dir FILENAME lab)
+  set(manifest ${lab_dir}/lab.toml)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${manifest})
+  gpulab_read_manifest(cmake ${manifest} lists)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/manifest.cmake "${lists}")
+  include(${CMAKE_CURRENT_BINARY_DIR}/manifest.cmake)   # GPULAB_MANIFEST_STUDENT_FILES, _HARNESS, _TESTS, ...
+  gpulab_read_manifest(json ${manifest} json)
+  # The manifest in the harness, as a raw string (file(GENERATE) rewrites it only when it changes).
+  file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/lab_manifest.cpp CONTENT
+       "// Generated from labs/${lab}/lab.toml by gpulab_add_lab (common/cmake/GpulabLab.cmake). Do not edit.\n#include <string_view>\nnamespace gpulab {\nextern const std::string_view kLabManifestJson;\nconst std::string_view kLabManifestJson = R\"gpulab_manifest(${json})gpulab_manifest\";\n}  // namespace gpulab\n")
+  set(ARG_STUDENT_FILES ${GPULAB_MANIFEST_STUDENT_FILES})
+  set(ARG_HARNESS ${GPULAB_MANIFEST_HARNESS} ${CMAKE_CURRENT_BINARY_DIR}/lab_manifest.cpp)
+  set(ARG_TESTS ${GPULAB_MANIFEST_TESTS})
+  set(ARG_LIBS ${GPULAB_MANIFEST_LIBS})
   set(solution_dir ${PROJECT_SOURCE_DIR}/solutions/${lab})
 
   # The harness. GPULAB_PREBUILT_HARNESS (the grading workspace only, autograder/gpulab/workspace.py):
@@ -138,4 +160,18 @@ function(gpulab_add_lab lab)
   add_test(NAME ${lab}.runner.unknown-knob COMMAND gpulab-${lab}-${test_impl} run --where cpu --no-time --param nosuchknob=1)
   set_tests_properties(${lab}.runner.unknown-knob PROPERTIES LABELS "cpu;${lab}"
                        PASS_REGULAR_EXPRESSION "--param nosuchknob=1: unknown knob")
+  # A lab with CPU student stages: the untouched starter's TODO names their file without a GPU.
+  if(IS_DIRECTORY ${solution_dir} AND GPULAB_MANIFEST_CPU_STUDENT_FILE)
+    string(REPLACE "." "\\." file_regex "${GPULAB_MANIFEST_CPU_STUDENT_FILE}")
+    add_test(NAME ${lab}.starter.todo-names-file-cpu COMMAND gpulab-${lab}-student run --where cpu --no-time)
+    set_tests_properties(${lab}.starter.todo-names-file-cpu PROPERTIES LABELS "cpu;${lab}"
+                         PASS_REGULAR_EXPRESSION "TODO: write it in labs/${lab}/${file_regex}")
+  endif()
+  # A stage asked for a knob value it does not run (lab.toml `accepts`) refuses it in one line,
+  # before the runner looks for a GPU.
+  if(GPULAB_MANIFEST_REFUSAL_ARGS)
+    add_test(NAME ${lab}.runner.refuses-unaccepted COMMAND gpulab-${lab}-${test_impl} run ${GPULAB_MANIFEST_REFUSAL_ARGS} --no-time)
+    set_tests_properties(${lab}.runner.refuses-unaccepted PROPERTIES LABELS "cpu;${lab}"
+                         PASS_REGULAR_EXPRESSION "${GPULAB_MANIFEST_REFUSAL_REGEX}")
+  endif()
 endfunction()

@@ -17,6 +17,13 @@ std::string Problem::describe() const {
   return s.str();
 }
 
+long long Problem::knob(const std::string& key) const {
+  auto it = params.find(key);
+  if (it == params.end())
+    throw std::logic_error("a stage reads --param " + key + ", which its entry in lab.toml does not list in `knobs`");
+  return it->second;
+}
+
 int Problem::param_in(const std::string& key, long long fallback, long long lo, long long hi) const {
   const long long v = param(key, fallback);
   if (v < lo || v > hi)
@@ -50,6 +57,8 @@ bool Stage::takes_knob(std::string_view key) const {
 Problem Stage::with_defaults(const Problem& p) const {
   Problem q = p;
   for (const auto& [key, value] : defaults) q.params.emplace(key, value);  // emplace: the command line wins
+  for (const auto& [key, value] : lab_defaults) q.params.emplace(key, value);
+  for (const auto& k : knob_specs) k.check(q.params.at(k.key));
   for (const auto& a : accepts) {
     const long long v = q.param(a.knob, a.values.empty() ? 0 : a.values.front());
     if (std::find(a.values.begin(), a.values.end(), v) != a.values.end()) continue;

@@ -2,6 +2,7 @@
 // which checked it strictly) as a Lab with every fact and no code.
 #include "gpulab/manifest.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -38,9 +39,15 @@ Stage stage_of(const nlohmann::json& j, const std::vector<Knob>& knobs) {
   for (const auto& key : s.knobs)
     for (const auto& k : knobs)
       if (k.key == key) s.defaults[key] = k.default_value;
-  for (const auto& [key, value] : j.value("defaults", nlohmann::json::object()).items())
-    s.defaults[key] = value.get<long long>();
-  for (const auto& [key, values] : j.value("accepts", nlohmann::json::object()).items()) {
+  for (const auto& k : knobs) {
+    s.lab_defaults[k.key] = k.default_value;  // a knob the stage does not list
+    if (std::find(s.knobs.begin(), s.knobs.end(), k.key) != s.knobs.end()) s.knob_specs.push_back(k);
+  }
+  // Named, not iterated in place: items() of the temporary that value() returns would dangle.
+  const auto defaults = j.value("defaults", nlohmann::json::object());
+  for (const auto& [key, value] : defaults.items()) s.defaults[key] = value.get<long long>();
+  const auto accepts = j.value("accepts", nlohmann::json::object());
+  for (const auto& [key, values] : accepts.items()) {
     Accepts a;
     a.knob = key;
     a.values = values.get<std::vector<long long>>();

@@ -100,10 +100,11 @@ namespace {
 
 StageResult check_stage_keeping(const Stage& stage, const Problem& given, std::unique_ptr<StageInstance>& kept,
                                 const SaveOutput* save) {
-  const Problem problem = stage.with_defaults(given);
+  Problem problem;
   StageResult result;
   result.stage = stage.id;
   try {
+    problem = stage.with_defaults(given);  // refuses a knob value out of range or one the stage does not run
     if (stage.predicted_launches) result.predicted_launches = stage.predicted_launches(problem);
   } catch (const std::exception& e) {
     return stage_error(stage, StageStatus::error, std::string("bad parameters: ") + e.what());

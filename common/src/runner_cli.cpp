@@ -509,6 +509,7 @@ int runner_main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   try {
     const Lab lab = make_lab();
+    lab.check_complete();  // every stage of lab.toml has its code in lab.cu
     CLI::App app{lab.title + " — gpulab runner (" + std::string(implementation_name()) + " implementation)\n" +
                  "Exit codes: 0 ok, 1 a check failed, 2 bad usage, 3 a starter stage did not say TODO, "
                  "77 no GPU with --require-gpu."};

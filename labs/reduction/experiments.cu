@@ -18,48 +18,20 @@ namespace {
 
 using namespace gpulab;
 namespace rm = reduction::model;
-using reduction::lab::kOpNames;
-
-std::optional<double> ratio(const std::optional<double>& peer_ms, const StageResult& r) {
-  if (!peer_ms || !r.timing || r.timing->median_ms <= 0) return std::nullopt;
-  return *peer_ms / r.timing->median_ms;
-}
-
-Cell launches_cell(const std::optional<long>& v) {
-  return v ? Cell(static_cast<std::int64_t>(*v)) : Cell(std::string("-"));
-}
 
 // Seed 004 Fig. 9 (integer +, K20c) on this GPU: every GPU stage and CUB against n.
 Table size_sweep(const ExperimentContext& ctx) {
-  std::vector<Column> columns{{"stage", "stage"}, {"n", "n"}};
-  for (auto& c : result_columns()) columns.push_back(c);
-  for (Column c : std::vector<Column>{{"elements_per_s", "elem/s", 0},
-                                      {"launches", "launches"},
-                                      {"model_launches", "model"},
-                                      {"vs_cub", "vs CUB", 3}})
-    columns.push_back(c);
-  Table t(columns, "reduction (op = sum): time against n, every GPU stage beside cub::DeviceReduce");
-  const int lo = 10, hi = ctx.quick ? 16 : 28;
-  std::vector<std::string> ids{"cub-sum"};
+  std::vector<std::string> ids;
   for (const auto& s : ctx.lab->stages)
-    if (s.where == Where::gpu && s.id != "cub-sum") ids.push_back(s.id);
-  for (int k = lo; k <= hi; ++k) {
-    Problem p = ctx.base.with("op", reduction::lab::sum);
-    p.n = std::size_t{1} << k;
-    progress("size-sweep", "n = 2^" + std::to_string(k));
-    std::optional<double> cub_ms;
-    for (const auto& id : ids) {
-      const auto r = time_stage(ctx, id, p);
-      if (id == "cub-sum" && r.timing) cub_ms = r.timing->median_ms;
-      std::vector<Cell> row{id, static_cast<std::int64_t>(p.n)};
-      for (auto& c : result_cells(r)) row.push_back(c);
-      row.push_back(cell(r.elements_per_s));
-      row.push_back(launches_cell(r.launches));
-      row.push_back(launches_cell(r.predicted_launches));
-      row.push_back(cell(ratio(cub_ms, r)));
-      t.add_row(row);
-    }
-  }
+    if (s.where == Where::gpu) ids.push_back(s.id);
+  std::vector<long long> sizes;
+  for (int k = 10; k <= (ctx.quick ? 16 : 28); ++k) sizes.push_back(1LL << k);
+  ExperimentContext sum = ctx;
+  sum.base = ctx.base.with("op", reduction::lab::sum);
+  Sweep s{"size-sweep", "reduction (op = sum): time against n, every GPU stage beside cub::DeviceReduce", ids, "n", sizes};
+  s.peers = {{"cub-sum", "vs_cub", "vs CUB"}};
+  s.launches = s.elements_per_s = true;
+  Table t = sweep(sum, s);
   t.add_note("GB/s counts the model's bytes: 4(n + 1); vs CUB = cub::DeviceReduce time / stage time");
   t.add_note("launches: counted by CUPTI; model: reduction_model.hpp's R(n)");
   return t;
@@ -67,30 +39,12 @@ Table size_sweep(const ExperimentContext& ctx) {
 
 // The order-keeping stages with sum, affine and mat2 against the two CUB peers that keep order.
 Table op_sweep(const ExperimentContext& ctx) {
-  std::vector<Column> columns{{"stage", "stage"}, {"op", "op"}, {"n", "n"}};
-  for (auto& c : result_columns()) columns.push_back(c);
-  columns.push_back({"vs_block_raking", "vs raking", 3});
-  columns.push_back({"vs_scan_last", "vs scan-last", 3});
   const std::size_t n = ctx.quick ? std::size_t{1} << 16 : ctx.base.n;
-  Table t(columns, "reduction: operators (sum, affine, mat2) for the order-keeping stages, n = " + size_name(n));
-  const std::vector<std::string> ids{"cub-block-raking", "cub-scan-last", "tree-interleaved", "pipeline-heap",
-                                     "pipeline",         "matrix",        "ordered-registers"};
-  for (int op : {reduction::lab::sum, reduction::lab::affine, reduction::lab::mat2}) {
-    Problem p = ctx.base.with("op", op);
-    p.n = n;
-    progress("op-sweep", std::string("op = ") + kOpNames[op]);
-    std::optional<double> raking_ms, scan_ms;
-    for (const auto& id : ids) {
-      const auto r = time_stage(ctx, id, p);
-      if (id == "cub-block-raking" && r.timing) raking_ms = r.timing->median_ms;
-      if (id == "cub-scan-last" && r.timing) scan_ms = r.timing->median_ms;
-      std::vector<Cell> row{id, std::string(kOpNames[op]), static_cast<std::int64_t>(n)};
-      for (auto& c : result_cells(r)) row.push_back(c);
-      row.push_back(cell(ratio(raking_ms, r)));
-      row.push_back(cell(ratio(scan_ms, r)));
-      t.add_row(row);
-    }
-  }
+  Sweep s{"op-sweep", "reduction: operators (sum, affine, mat2) for the order-keeping stages, n = " + size_name(n),
+          {"tree-interleaved", "pipeline-heap", "pipeline", "matrix", "ordered-registers"}, "op",
+          {reduction::lab::sum, reduction::lab::affine, reduction::lab::mat2}, n};
+  s.peers = {{"cub-block-raking", "vs_block_raking", "vs raking"}, {"cub-scan-last", "vs_scan_last", "vs scan-last"}};
+  Table t = sweep(ctx, s);
   t.add_note("GB/s counts (n + 1) elements of 4 (sum), 8 (affine) or 16 (mat2) bytes");
   t.add_note("vs raking / vs scan-last = the CUB peer's time / the stage's time (cub::DeviceReduce does not "
              "support non-commutative operators)");
@@ -151,21 +105,15 @@ Table bank_model(const ExperimentContext& ctx) {
   t.add_note(gpu_available() ? "grid from this GPU's SM count" : "no GPU: grid from 132 SMs (an H100), exact while n sets it");
   if (ctx.base.param("draw", 0) != 0) {
     // The handout's drawings: the same requests as the excess/step column, as bank matrices.
-    auto draw = [&](const std::string& what, const WarpAccess& a) {
-      t.add_note("");
-      t.add_note(what + ":");
-      std::istringstream lines(draw_bank_matrix(a, 8));
-      for (std::string line; std::getline(lines, line);) t.add_note(line);
-    };
     const auto heap = rm::pipeline_step_requests(rm::PipelineLayout::heap);
     const auto two_b = rm::pipeline_step_requests(rm::PipelineLayout::two_b);
     for (std::size_t i = 0; i < heap.size() && i < two_b.size(); ++i) {
-      draw("pipeline-heap " + heap[i].step, heap[i].access);
-      draw("pipeline (2b) " + two_b[i].step, two_b[i].access);
+      add_drawing(t, "pipeline-heap " + heap[i].step, heap[i].access);
+      add_drawing(t, "pipeline (2b) " + two_b[i].step, two_b[i].access);
     }
     for (const auto& r : rm::tree_interleaved_requests(256))
       if (r.step.rfind("load x[2st] s=", 0) == 0 && r.step.find("warp 0") != std::string::npos)
-        draw("tree-interleaved, block 256, " + r.step, r.access);
+        add_drawing(t, "tree-interleaved, block 256, " + r.step, r.access);
   }
   return t;
 }

@@ -3,9 +3,12 @@
 // multiplicity -- with the bank-conflict model of the shared-memory stages. Part of the harness:
 // do not edit. Host code only.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
+#include <sstream>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,6 +16,7 @@
 #include <vector>
 
 #include "gpulab/bank_model.hpp"
+#include "gpulab/check.hpp"
 #include "gpulab/data.hpp"
 #include "reduction.cuh"
 
@@ -61,6 +65,48 @@ std::vector<Mat2> make_input<Mat2Op>(gpulab::Distribution d, std::size_t n, std:
 // max's pitfall: every element in [-1000, -1], so a 0 identity gives a wrong 0.
 std::vector<std::int32_t> all_negative_input(std::size_t n, std::uint64_t seed);
 
+// The verdict on a stage's result against the fold (`expected`, the fold's 32-bit words), and what a
+// wrong one says: the poison recognised, the interval oracle decoded, max's 0 identity.
+template <class Op>
+gpulab::CheckResult check_fold(std::span<const std::uint32_t> expected, std::span<const std::uint32_t> got_words,
+                               std::size_t n) {
+  using gpulab::CheckResult;
+  using T = Value<Op>;
+  if (got_words.size() != expected.size())
+    return CheckResult::fail("the result has " + std::to_string(got_words.size()) + " 32-bit words, expected " +
+                             std::to_string(expected.size()) + " (one " + Op::name + " element)");
+  if (std::equal(expected.begin(), expected.end(), got_words.begin())) return CheckResult::pass();
+  T got, want;
+  std::memcpy(&got, got_words.data(), sizeof(T));
+  std::memcpy(&want, expected.data(), sizeof(T));
+  std::ostringstream s;
+  s << Op::name << " reduction of n=" << n << ": ";
+  if (std::all_of(got_words.begin(), got_words.end(), [](std::uint32_t w) { return w == 0xA5A5A5A5u; })) {
+    s << "d_out still holds the poison 0xA5A5A5A5: the result was never written";
+  } else if constexpr (std::is_same_v<Op, IntervalOp>) {
+    if (got.lo == IntervalOp::kInvalid)
+      s << "INVALID: two ranges that do not touch were combined -- an element out of order, twice, or padded "
+           "with (0, 0) instead of the identity";
+    else if (got.lo == IntervalOp::kEmpty)
+      s << "EMPTY (the identity): no element was combined";
+    else
+      s << "(" << got.lo << ", " << got.hi << "): elements were dropped";
+    s << "; expected (" << want.lo << ", " << want.hi << ")";
+  } else if constexpr (std::is_same_v<T, std::int32_t>) {
+    s << "got " << got << ", expected " << want;
+    if constexpr (std::is_same_v<Op, MaxOp>)
+      if (got == 0 && want < 0) s << " (an identity of 0? max's identity is INT_MIN)";
+  } else {
+    s << "got words {";
+    for (std::size_t i = 0; i < got_words.size(); ++i) s << (i ? ", " : "") << got_words[i];
+    s << "}, expected {";
+    for (std::size_t i = 0; i < expected.size(); ++i) s << (i ? ", " : "") << expected[i];
+    s << "} (" << kWords<T> << " uint32 words, row-major)";
+  }
+  return CheckResult::fail(s.str());
+}
+
+
 // ---- the model's shape of a run ---------------------------------------------------------------------------
 
 struct Shape {
@@ -82,7 +128,7 @@ std::vector<std::size_t> tree_level_sizes(std::size_t n, int block);
 // or 1 when one block does it all; n == 0: 1 (a kernel writes the identity); cpu: 0.
 long launches(Stage s, std::size_t n, const Shape& shape);
 
-// ---- paths: the kernels and branches a problem reaches (Stage::paths, issue 24) --------------------------------
+// ---- paths: the kernels and branches a problem reaches (Stage::paths) --------------------------------
 
 // "4-byte elements" (the element's width picks the vector and plane code), then per stage:
 //   global-tree        "one launch" (n <= 2) / "a launch per level", "a level with an odd node"
@@ -101,7 +147,7 @@ struct Traffic {
 };
 Traffic traffic(Stage s, std::size_t n, const Shape& shape);
 
-// ---- time (seed 004 Table 1, with the constants the brief spells out) -------------------------------------------
+// ---- time (seed 004 Table 1, with the constants below) -------------------------------------------
 
 // k = AGPU multiprocessors = warps of the first-round grid (max_grid x block / 32), b = 32:
 //   global-tree        sum over levels of ceil(nodes_d / (k b))
@@ -110,7 +156,7 @@ Traffic traffic(Stage s, std::size_t n, const Shape& shape);
 //   pipeline(-heap)    rows + log2 b with rows = ceil(n / (k b))
 //   matrix             ceil(n / (k b^2)) x (2 b + log2 b)
 double agpu_time(Stage s, std::size_t n, const Shape& shape);
-// A wall-clock estimate: R sigma + bytes / bandwidth (labs-brief §0; sigma in us, bandwidth in GB/s).
+// A wall-clock estimate: R sigma + bytes / bandwidth (sigma in us, bandwidth in GB/s).
 double predicted_ms(Stage s, std::size_t n, const Shape& shape, double sigma_us, double gbps);
 
 // ---- shared memory and multiplicity (seed 004 §3.3) ---------------------------------------------------------------
@@ -137,7 +183,7 @@ using gpulab::summarize;
 // One block of tree-interleaved (block threads): the leaf store, then per stride s the loads of
 // x[2st], x[2st + s] and the store of x[2st] by every active warp.
 std::vector<Request> tree_interleaved_requests(int block);
-// Its degree in closed form (labs-brief §1.3): a = min(32, T / 2s) active lanes, ceil(a gcd(2s, 32) / 32).
+// Its degree per stride in closed form (the [cpu] tests hold it to the requests above).
 int tree_interleaved_degree(int block, int stride);
 // One block of tree (Algorithm 1, sequential addressing): x[t], x[t + s] for t < s.
 std::vector<Request> tree_requests(int block);
@@ -174,11 +220,11 @@ long predicted_excess_wavefronts(Stage s, std::size_t n, const Shape& shape, int
 
 // Runs one warp's pipeline over `in` (rows of 32 elements, the last padded with the identity) on a
 // 64-word array in `layout`, every step reading all operands before writing (the AGPU's SIMD step).
-// seed_operand_order: lane 31 computes y[i_1] (+) y[i_2] as Algorithm 5 line 19 says (root first);
-// false: running value first (the fix). Returns node 63 after the drain.
+// Every lane computes y[i_r] = y[i_1] (+) y[i_2] exactly as Algorithm 5 line 19 prints it, the 64
+// words start at the identity. Returns node 63 after the drain. A tool for question 3: run it with
+// `interval` on one row and on several, and compare with the left fold.
 template <class Op>
-Value<Op> simulate_pipeline_warp(std::span<const Value<Op>> in, PipelineLayout layout, bool seed_operand_order,
-                                 Op op = {}) {
+Value<Op> simulate_pipeline_warp(std::span<const Value<Op>> in, PipelineLayout layout, Op op = {}) {
   using T = Value<Op>;
   constexpr int b = kWarp;
   std::vector<T> y(2 * b, Op::identity());
@@ -191,7 +237,7 @@ Value<Op> simulate_pipeline_warp(std::span<const Value<Op>> in, PipelineLayout l
     std::vector<T> result(b);
     for (int e = 0; e < b; ++e) {
       const T a = y[pipeline_node_word(layout, 2 * e)], c = y[pipeline_node_word(layout, 2 * e + 1)];
-      result[e] = (e == b - 1 && !seed_operand_order) ? op(c, a) : op(a, c);
+      result[e] = op(a, c);
     }
     for (int e = 0; e < b; ++e) y[pipeline_node_word(layout, b + e)] = result[e];
   }

@@ -21,37 +21,18 @@ namespace {
 using namespace gpulab;
 
 Table size_sweep(const ExperimentContext& ctx) {
-  std::vector<Column> columns{{"stage", "stage"}, {"n", "n"}};
-  for (auto& c : result_columns()) columns.push_back(c);
-  columns.push_back({"elements_per_s", "elem/s", 0});
-  columns.push_back({"vs_cub", "vs CUB", 3});
-  Table t(columns, "scan: time against n (every GPU stage and baseline)");
-  const int lo = ctx.quick ? 10 : 6, hi = ctx.quick ? 16 : 28;
-  // The baselines first: every other row is compared with CUB's time for the same problem
-  // (compaction with cub::DeviceSelect, everything else with cub::DeviceScan).
-  std::vector<std::string> ids{"cub", "cub-compact"};
+  std::vector<std::string> ids;
   for (const auto& s : ctx.lab->stages)
-    if (s.where == Where::gpu && s.id != "cub" && s.id != "cub-compact") ids.push_back(s.id);
-  auto is_compaction = [](const std::string& id) { return id == "compact" || id == "cub-compact"; };
-  for (int k = lo; k <= hi; ++k) {
-    Problem p = ctx.base;
-    p.n = std::size_t{1} << k;
-    progress("size-sweep", "n = 2^" + std::to_string(k));
-    std::optional<double> cub_scan_ms, cub_compact_ms;
-    for (const auto& id : ids) {
-      const auto r = time_stage(ctx, id, p);
-      if (id == "cub" && r.timing) cub_scan_ms = r.timing->median_ms;
-      if (id == "cub-compact" && r.timing) cub_compact_ms = r.timing->median_ms;
-      const auto& cub_ms = is_compaction(id) ? cub_compact_ms : cub_scan_ms;
-      std::optional<double> vs;
-      if (cub_ms && r.timing) vs = *cub_ms / r.timing->median_ms;
-      std::vector<Cell> row{id, static_cast<std::int64_t>(p.n)};
-      for (auto& c : result_cells(r)) row.push_back(c);
-      row.push_back(cell(r.elements_per_s));
-      row.push_back(cell(vs));
-      t.add_row(row);
-    }
-  }
+    if (s.where == Where::gpu) ids.push_back(s.id);
+  std::vector<long long> sizes;
+  for (int k = ctx.quick ? 10 : 6; k <= (ctx.quick ? 16 : 28); ++k) sizes.push_back(1LL << k);
+  auto compaction = [](const std::string& id) { return id == "compact" || id == "cub-compact"; };
+  Sweep s{"size-sweep", "scan: time against n (every GPU stage and baseline)", ids, "n", sizes};
+  // One "vs CUB" column: compaction against cub::DeviceSelect, everything else against DeviceScan.
+  s.peers = {{"cub", "vs_cub", "vs CUB", [=](const std::string& id) { return !compaction(id); }},
+             {"cub-compact", "vs_cub", "vs CUB", compaction}};
+  s.elements_per_s = true;
+  Table t = sweep(ctx, s);
   t.add_note("GB/s counts the model's bytes (8n for a scan, 9n colored, 4(n + kept) compaction)");
   t.add_note("vs CUB = CUB time / stage time (compaction: cub::DeviceSelect::If, the rest: cub::DeviceScan::ExclusiveSum)");
   return t;
@@ -141,20 +122,13 @@ gpulab::WarpAccess request_named(const std::vector<scan::model::Request>& reques
 
 Table bank_model_table(const ExperimentContext& ctx) {
   using namespace scan::model;
-  Table t({{"pattern", "pattern"},
-           {"parameter", "parameter"},
-           {"requests", "requests"},
-           {"wavefronts", "wavefronts"},
-           {"ideal", "ideal"},
-           {"excess", "excess"},
-           {"worst_excess", "worst/request"},
-           {"max_way", "max way"}},
-          "the bank model of every shared-memory access pattern in the lab (one block / one page)");
+  std::vector<Column> columns{{"pattern", "pattern"}, {"parameter", "parameter"}};
+  for (auto& c : bank_columns()) columns.push_back(c);
+  Table t(columns, "the bank model of every shared-memory access pattern in the lab (one block / one page)");
   auto row = [&](const std::string& pattern, const std::string& parameter, const std::vector<Request>& requests) {
-    const auto s = summarize(requests);
-    t.add_row({pattern, parameter, static_cast<std::int64_t>(s.requests), static_cast<std::int64_t>(s.wavefronts),
-               static_cast<std::int64_t>(s.ideal_wavefronts), static_cast<std::int64_t>(s.excess()),
-               static_cast<std::int64_t>(s.worst_excess), static_cast<std::int64_t>(s.max_way)});
+    std::vector<Cell> cells{pattern, parameter};
+    for (auto& c : bank_cells(summarize(requests))) cells.push_back(std::move(c));
+    t.add_row(std::move(cells));
   };
   for (auto layout : {TreeLayout::plain, TreeLayout::seed003_macro, TreeLayout::padded})
     for (int b = 32; b <= 1024; b *= 2)
@@ -168,18 +142,12 @@ Table bank_model_table(const ExperimentContext& ctx) {
   for (int a : {1, 2, 4, 6, 7, 8, 16, 18, 32}) row("alpha-matrix load", "alpha=" + std::to_string(a), alpha_load_requests(a));
   if (ctx.base.param("draw", 0) != 0) {
     // The handout's drawings (RESULTS.md, "The bank model"), from the same requests as the rows.
-    auto draw = [&](const std::string& what, const gpulab::WarpAccess& a) {
-      t.add_note("");
-      t.add_note("== " + what);
-      std::istringstream lines(draw_bank_matrix(a, 8));
-      for (std::string line; std::getline(lines, line);) t.add_note(line);
-    };
     for (auto layout : {TreeLayout::plain, TreeLayout::padded})
       for (const char* step : {"up-sweep stride 2 left warp 0", "up-sweep stride 16 left warp 0"})
-        draw("tree scan, " + to_string(layout) + ", block 256, " + step, request_named(tree_scan_requests(256, layout), step));
-    draw("colored offsets direct, d = 8, j = 0", colored_offset_requests(8, false).front().access);
-    draw("colored offsets conflict-free, d = 8, walk trans j = 0",
-         request_named(colored_offset_requests(8, true), "walk trans j=0"));
+        add_drawing(t, "tree scan, " + to_string(layout) + ", block 256, " + step, request_named(tree_scan_requests(256, layout), step));
+    add_drawing(t, "colored offsets direct, d = 8, j = 0", colored_offset_requests(8, false).front().access);
+    add_drawing(t, "colored offsets conflict-free, d = 8, walk trans j = 0",
+                request_named(colored_offset_requests(8, true), "walk trans j=0"));
   }
   return t;
 }

@@ -99,12 +99,10 @@ std::uint32_t seed003_offset_as_parsed(std::uint32_t n) {
   return first >> 10;
 }
 
-std::uint32_t intended_offset(std::uint32_t n) { return (n >> 5) + (n >> 10); }
-
 std::uint32_t tree_slot(std::uint32_t i, TreeLayout layout) {
   switch (layout) {
     case TreeLayout::plain: return i;
-    case TreeLayout::padded: return i + intended_offset(i);
+    case TreeLayout::padded: return i + (i >> 5);
     case TreeLayout::seed003_macro: return i + seed003_offset_as_parsed(i);
   }
   return i;
@@ -205,6 +203,16 @@ std::vector<Request> alpha_load_requests(int alpha) {
       return (e % alpha) * (kAlphaColumns + 1) + e / alpha;
     }));
   return out;
+}
+
+gpulab::CheckResult check_compaction(const std::vector<int>& expected, long long count, std::span<const int> out) {
+  if (count < 0 || static_cast<std::size_t>(count) > out.size())
+    return gpulab::CheckResult::fail("the count is " + std::to_string(count) + ", outside 0.." + std::to_string(out.size()) +
+                             " (was it written?)");
+  if (static_cast<std::size_t>(count) != expected.size())
+    return gpulab::CheckResult::fail("compaction kept " + std::to_string(count) + " elements, expected " +
+                             std::to_string(expected.size()) + " (the non-zero ones)");
+  return gpulab::compare_exact<int>(expected, out.first(static_cast<std::size_t>(count)));
 }
 
 std::vector<std::string> paths(std::string_view stage, std::size_t n, const ScanConfig& config, int zero_percent) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpulab/bank_model.hpp"
+#include "gpulab/check.hpp"
 #include "gpulab/data.hpp"
 #include "scan.cuh"
 
@@ -34,6 +35,8 @@ std::vector<int> exclusive_scan_reference(std::span<const int> in);
 std::vector<int> colored_scan_reference(std::span<const int> values, std::span<const std::uint8_t> colors);
 // The non-zero elements of in, in order.
 std::vector<int> compact_reference(std::span<const int> in);
+// A compaction's verdict: `count` kept elements at the front of `out` must be `expected`.
+gpulab::CheckResult check_compaction(const std::vector<int>& expected, long long count, std::span<const int> out);
 
 // ---- paths: the kernels and branches a problem reaches (Stage::paths) ----------------------------
 
@@ -56,7 +59,8 @@ using gpulab::summarize;
 // Shared-memory scan (stages 4 and 5): where tree index i lives in shared memory.
 enum class TreeLayout {
   plain,          // i
-  padded,         // i + i/32 + i/1024: one pad word per 32 words, one more per 1024
+  padded,         // i + i/32: one pad word per 32 words, the lecture's padding (your stage must also
+                  // be conflict-free at 1024 threads: check your own offset, README "Stages, in order")
   seed003_macro,  // seed 003's CONFLICT_FREE_OFFSET as its precedence parses it (see below)
 };
 std::string to_string(TreeLayout layout);
@@ -64,9 +68,8 @@ std::uint32_t tree_slot(std::uint32_t i, TreeLayout layout);
 // Seed 003 writes ((n) >> NUM_BANKS + (n) >> (2 * LOG_NUM_BANKS)). '+' binds tighter than '>>',
 // so it reads (n >> (32 + n)) >> 10: a shift by 32 or more bits, undefined in C++; PTX's shr
 // clamps the count, so on the GPU the offset is 0 for every n >= 0 and the "padded" scan is the
-// plain one. The intended offset is (n >> 5) + (n >> 10).
+// plain one.
 std::uint32_t seed003_offset_as_parsed(std::uint32_t n);
-std::uint32_t intended_offset(std::uint32_t n);
 
 // Every warp request of one block of the shared-memory Blelloch scan with `block` threads
 // (2 * block elements): the two loads, each up-sweep and down-sweep level, the two stores.

@@ -170,18 +170,13 @@ Table model_table(const ExperimentContext& ctx) { return machine_model_table(mea
 
 Table bank_model(const ExperimentContext& ctx) {
   using namespace transpose::banks;
-  Table t({{"access", "access"},
-           {"layout", "layout"},
-           {"block_dim_x", "blockDim.x"},
-           {"wavefronts", "wavefronts"},
-           {"ideal", "ideal"},
-           {"excess", "excess"},
-           {"max_way", "worst n-way"}},
-          "The bank model (32 banks of 4 bytes) on warp 0's first request in each phase of each stage");
+  std::vector<Column> columns{{"access", "access"}, {"layout", "layout"}, {"block_dim_x", "blockDim.x"}};
+  for (auto& c : bank_columns()) columns.push_back(c);
+  Table t(columns, "The bank model (32 banks of 4 bytes) on warp 0's first request in each phase of each stage");
   auto add = [&](const std::string& access, const std::string& layout, int bdx, const WarpAccess& a) {
-    const auto r = analyze_bank_conflicts(a);
-    t.add_row({access, layout, std::int64_t{bdx}, std::int64_t{r.wavefronts}, std::int64_t{r.ideal_wavefronts},
-               std::int64_t{r.excess()}, std::int64_t{r.max_way}});
+    std::vector<Cell> cells{access, layout, std::int64_t{bdx}};
+    for (auto& c : bank_cells(summarize({{access, a}}))) cells.push_back(std::move(c));
+    t.add_row(std::move(cells));
   };
   for (int bdx : {32, 16})
     for (auto layout : {TileLayout::plain, TileLayout::padded, TileLayout::swizzled}) {
@@ -199,12 +194,7 @@ Table bank_model(const ExperimentContext& ctx) {
   t.add_note("all 31 sweep steps x 2 words x 2 squares together: " + std::to_string(sweep_excess) + " excess wavefronts");
   t.add_note("blockDim.x = 16: a warp covers two half rows of the tile, and neither padding nor the swizzle separates them");
   if (ctx.base.param("draw", 0) != 0) {
-    auto draw = [&](const std::string& what, const WarpAccess& a) {
-      t.add_note("");
-      t.add_note(what + ":");
-      std::istringstream lines(draw_bank_matrix(a, 8));
-      for (std::string line; std::getline(lines, line);) t.add_note(line);
-    };
+    auto draw = [&](const std::string& what, const WarpAccess& a) { add_drawing(t, what, a); };
     draw("tiled 32x32, column load, blockDim.x = 32", column_phase(TileLayout::plain, 32));
     draw("padded 32x33, column load, blockDim.x = 32", column_phase(TileLayout::padded, 32));
     draw("swizzled 32x32, column load, blockDim.x = 32", column_phase(TileLayout::swizzled, 32));

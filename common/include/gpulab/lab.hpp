@@ -47,6 +47,9 @@ struct Problem {
     auto it = params.find(key);
     return it == params.end() ? fallback : it->second;
   }
+  // A knob the stage reads: lab.toml gives every stage the default of each knob it lists, so a
+  // missing key is a stage reading a knob its manifest entry does not list (a std::logic_error).
+  long long knob(const std::string& key) const;
   // param(), refused with a UsageError naming the knob unless lo <= value <= hi.
   int param_in(const std::string& key, long long fallback, long long lo, long long hi) const;
   // A copy with one knob set: problem(1025).with("block", 32).
@@ -140,6 +143,8 @@ struct Stage {
   // lab's; the runner fills the defaults in before prepare() and predicted_launches().
   std::vector<std::string> knobs;
   std::map<std::string, long long> defaults;
+  std::map<std::string, long long> lab_defaults;  // every knob's lab-wide default (lab.toml), below `defaults`
+  std::vector<Knob> knob_specs;  // the ranges of the knobs it reads: with_defaults refuses a value outside
   std::vector<Accepts> accepts;  // knob values the stage runs (others are refused, with `refusal`)
   std::string refusal;           // why (lab.toml), appended to the refusal's line
   // The model's number of kernel launches (rounds R(n)) for this problem, when the seeds give it.

@@ -209,4 +209,122 @@ class ScratchOwner : public GuardedScratch {
   ScratchGuards guards_;
 };
 
+// ---- the stage plumbing, so that a lab's lab.cu holds only what is the lab's --------------------
+//
+// A lab names its problem's data (inputs and expected output, made once per problem), says what a
+// stage's output is (ArrayOutput: the expected values, the model's bytes, an optional judge), and
+// gives each stage of its manifest the code that runs it:
+//   lab.bind("cpu", host_stage(kScan, [](const ScanData& d, int* out) { ... }));
+//   lab.bind("naive", device_stage(kScan, [fn](auto data, const Problem& p) {
+//     auto in = upload(data->input);                        // untimed, when the stage is prepared
+//     auto ws = scratch<ScanWorkspace>(bytes);              // the kit's guarded arena
+//     return [=](int* out) { fn(in->data(), out, data->input.size(), ws->fresh()); };   // timed
+//   }));
+// Poisoning, the check, saved output, the host verdict (Stage::checked_on_host) and the scratch
+// guard check come from here.
+
+// A problem's data, made once per key and shared by every stage and test that runs it (at 2^28 a
+// dozen stages check against one CPU result). Key it on what the data depends on (Problem::only);
+// `Tag` keeps two caches of one Data type apart.
+template <class Data, class Tag = void>
+std::shared_ptr<const Data> problem_data(const Problem& key, const std::function<Data()>& make,
+                                         std::size_t capacity = 2) {
+  static ProblemCache<Data> cache(capacity);
+  return cache.get(key, make);
+}
+
+// What a stage's output array is, for the problem's data.
+template <class T, class Data>
+struct ArrayOutput {
+  std::function<std::shared_ptr<const Data>(const Problem&)> data;  // the problem's data (problem_data)
+  std::function<std::span<const T>(const Data&)> expected;            // also fixes the output's size
+  std::function<double(const Data&)> bytes;                           // the model's bytes (GB/s)
+  // A richer verdict than the first mismatch (where in a matrix, an oracle decoded); unset: exact.
+  std::function<CheckResult(const Data&, std::span<const T>)> judge = {};
+  std::function<std::optional<double>(const Data&)> elements = {};    // unset: the problem's n
+};
+
+namespace detail {
+template <class Data>
+struct HoldsData {  // a base, so that the data exists before ArrayStage is sized from it
+  std::shared_ptr<const Data> data_;
+};
+}  // namespace detail
+
+// A stage whose output is ArrayOutput's array; run() calls the closure the factory gave it.
+template <class T, Where W, class Data>
+class DataStage : private detail::HoldsData<Data>, public ArrayStage<T, W> {
+ public:
+  using Run = std::function<void(T*)>;
+  DataStage(const Problem& p, ArrayOutput<T, Data> out)
+      : detail::HoldsData<Data>{out.data(p)},
+        ArrayStage<T, W>(out.expected(*this->data_).size(), [this] { return out_.expected(*this->data_); }),
+        out_(std::move(out)) {}
+  void run() override {
+    if (!run_) throw std::logic_error("DataStage without code to run (a host check only judges saved output)");
+    run_(this->output());
+  }
+  double bytes_moved() const override { return out_.bytes(*this->data_); }
+  std::optional<double> elements() const override {
+    return out_.elements ? out_.elements(*this->data_) : std::optional<double>{};
+  }
+  const std::shared_ptr<const Data>& data() const { return this->data_; }
+  void set_run(Run run) { run_ = std::move(run); }
+
+ protected:
+  CheckResult check_values(std::span<const T> got) override {
+    return out_.judge ? out_.judge(*this->data_, got) : ArrayStage<T, W>::check_values(got);
+  }
+
+ private:
+  ArrayOutput<T, Data> out_;
+  Run run_;
+};
+
+// A CPU stage: fn(data, output).
+template <class T, class Data>
+Stage::Code host_stage(ArrayOutput<T, Data> out, std::function<void(const Data&, T*)> fn) {
+  return {[out, fn](const Problem& p) -> std::unique_ptr<StageInstance> {
+    auto stage = std::make_unique<DataStage<T, Where::cpu, Data>>(p, out);
+    stage->set_run([fn, data = stage->data()](T* o) { fn(*data, o); });
+    return stage;
+  }};
+}
+
+// A GPU stage: setup(data, problem), called when the stage is prepared (untimed: uploads, scratch),
+// returns what each timed run does with the device output. Its verdict on saved output is judged
+// on the host (HostCheck), with no CUDA context.
+template <class T, class Data>
+using DeviceSetup = std::function<std::function<void(T*)>(const std::shared_ptr<const Data>&, const Problem&)>;
+template <class T, class Data>
+Stage::Code device_stage(ArrayOutput<T, Data> out, DeviceSetup<T, Data> setup) {
+  return {[out, setup](const Problem& p) -> std::unique_ptr<StageInstance> {
+            auto stage = std::make_unique<DataStage<T, Where::gpu, Data>>(p, out);
+            stage->set_run(setup(stage->data(), p));
+            return stage;
+          },
+          [out](const Problem& p) -> std::unique_ptr<StageInstance> {
+            return std::make_unique<HostCheck<DataStage<T, Where::cpu, Data>>>(p, out);
+          }};
+}
+
+// A host array on the device (untimed, in a stage's setup), shared by the runs that read it.
+template <class T>
+std::shared_ptr<const DeviceBuffer<T>> upload(std::span<const T> values) {
+  return std::make_shared<const DeviceBuffer<T>>(values);
+}
+template <class T>
+std::shared_ptr<const DeviceBuffer<T>> upload(const std::vector<T>& values) {
+  return upload(std::span<const T>(values));
+}
+
+// The kit's guarded scratch arena of `bytes` for a stage's runs, its view a `Workspace` (a
+// gpulab::Scratch with the lab's knobs), set up by `configure` once.
+template <class Workspace>
+std::shared_ptr<ScratchOwner<Workspace>> scratch(std::size_t bytes, const std::function<void(Workspace&)>& configure = {}) {
+  auto owner = std::make_shared<ScratchOwner<Workspace>>(bytes);
+  if (configure) configure(owner->view());
+  return owner;
+}
+
 }  // namespace gpulab

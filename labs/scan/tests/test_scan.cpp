@@ -132,7 +132,11 @@ TEST_CASE("bad parameters are a usage error that names the parameter", "[cpu][ha
   CHECK(r.message.find("zeros") != std::string::npos);
   const gpulab::Stage* shared = gpulab::testing::lab().find_stage("shared");
   REQUIRE(shared);
-  CHECK_THROWS_AS(shared->predicted_launches(problem(100).with("block", 100)), gpulab::UsageError);
+  // Out of lab.toml's range (a power of two in 32..1024): refused before the model is asked.
+  CHECK_THROWS_AS(shared->with_defaults(problem(100).with("block", 100)), gpulab::UsageError);
+  const auto bad_block = gpulab::testing::check("shared", problem(100).with("block", 100));
+  CHECK(bad_block.status == StageStatus::error);
+  CHECK(bad_block.message.find("--param block=100: use 32..1024, a power of two") != std::string::npos);
 }
 
 TEST_CASE("knobs: a misspelt knob is refused with the stage's knobs, another stage's knob is not", "[cpu][harness]") {
@@ -200,37 +204,25 @@ TEST_CASE("bank model: the unpadded tree scan conflicts, more for larger blocks"
   CHECK(scan::model::summarize(scan::model::tree_scan_requests(256, TreeLayout::plain)).max_way == 16);
 }
 
-TEST_CASE("bank model: the padded tree scan is conflict-free for every block size", "[cpu][bank-model]") {
+TEST_CASE("bank model: the lecture's padding (a pad word per 32) is conflict-free up to 512 threads", "[cpu][bank-model]") {
   for (int block = 32; block <= 1024; block *= 2) {
     const auto s = scan::model::summarize(scan::model::tree_scan_requests(block, scan::model::TreeLayout::padded));
     INFO("block " << block);
-    CHECK(s.excess() == 0);
-    CHECK(s.max_way == 1);
+    if (block <= 512) {
+      CHECK(s.excess() == 0);
+      CHECK(s.max_way == 1);
+    } else {
+      CHECK(s.max_way == 2);  // 1024 threads: your stage must do better (README, stage 5)
+    }
   }
-}
-
-TEST_CASE("bank model: one pad per 32 words is not enough for 1024 threads", "[cpu][bank-model]") {
-  // i + i/32 alone leaves the stride-32 level of a 1024-thread block 2-way: the i/1024 term fixes it.
-  const auto requests = scan::model::tree_scan_requests(1024, scan::model::TreeLayout::plain);
-  int worst = 0;
-  for (const auto& r : requests) {
-    gpulab::WarpAccess a = r.access;
-    for (auto& byte : a.byte_address)
-      if (byte) {
-        const std::uint32_t i = *byte / 4;
-        byte = (i + (i >> 5)) * 4;
-      }
-    worst = std::max(worst, gpulab::analyze_bank_conflicts(a).max_way);
-  }
-  CHECK(worst == 2);
 }
 
 TEST_CASE("bank model: seed 003's offset macro pads nothing", "[cpu][bank-model]") {
   using scan::model::TreeLayout;
   for (std::uint32_t i : {0u, 31u, 32u, 33u, 1023u, 1024u, 2047u})
     CHECK(scan::model::seed003_offset_as_parsed(i) == 0);
-  CHECK(scan::model::intended_offset(1024) == 33);
-  CHECK(scan::model::intended_offset(31) == 0);
+  CHECK(scan::model::tree_slot(1024, TreeLayout::padded) == 1056);
+  CHECK(scan::model::tree_slot(31, TreeLayout::padded) == 31);
   const auto macro = scan::model::summarize(scan::model::tree_scan_requests(512, TreeLayout::seed003_macro));
   const auto plain = scan::model::summarize(scan::model::tree_scan_requests(512, TreeLayout::plain));
   CHECK(macro.wavefronts == plain.wavefronts);
@@ -275,21 +267,24 @@ TEST_CASE("bank model: the alpha x (b+1) load against seed 004's bound", "[cpu][
   }
 }
 
-TEST_CASE("bank-model experiment: a row per pattern, padded trees conflict-free, plain ones not", "[cpu][bank-model]") {
+TEST_CASE("bank-model experiment: a row per pattern, padded trees conflict-free to 512 threads, plain ones not", "[cpu][bank-model]") {
   const auto t = run_experiment(experiment("bank-model"));
-  const std::size_t pattern = column(t, "pattern"), excess = column(t, "excess");
+  const std::size_t pattern = column(t, "pattern"), parameter = column(t, "parameter"), excess = column(t, "excess");
   REQUIRE(pattern < t.columns().size());
+  REQUIRE(parameter < t.columns().size());
   REQUIRE(excess < t.columns().size());
   int plain = 0, padded = 0;
   for (const auto& row : t.rows()) {
     const auto& name = std::get<std::string>(row[pattern]);
-    INFO(name);
+    const auto& param = std::get<std::string>(row[parameter]);
+    INFO(name << " " << param);
     if (name == "tree scan plain") {
       CHECK(std::get<std::int64_t>(row[excess]) > 0);
       ++plain;
     }
     if (name == "tree scan padded") {
-      CHECK(std::get<std::int64_t>(row[excess]) == 0);
+      if (param == "block=1024") CHECK(std::get<std::int64_t>(row[excess]) > 0);
+      else CHECK(std::get<std::int64_t>(row[excess]) == 0);
       ++padded;
     }
   }
@@ -309,7 +304,7 @@ TEST_CASE("bank-model experiment: draw=1 draws the handout's bank matrices from 
   };
   auto drawn = [&](const std::string& title, const gpulab::WarpAccess& a) {
     INFO(title);
-    CHECK(text.find("== " + title + "\n" + gpulab::draw_bank_matrix(a, 8)) != std::string::npos);
+    CHECK(text.find(title + ":\n" + gpulab::draw_bank_matrix(a, 8)) != std::string::npos);
   };
   for (auto layout : {TreeLayout::plain, TreeLayout::padded})
     for (const char* step : {"up-sweep stride 2 left warp 0", "up-sweep stride 16 left warp 0"})
@@ -319,10 +314,10 @@ TEST_CASE("bank-model experiment: draw=1 draws the handout's bank matrices from 
   drawn("colored offsets conflict-free, d = 8, walk trans j = 0",
         request(scan::model::colored_offset_requests(8, true), "walk trans j=0"));
   // What RESULTS.md says of them: stride 2 of the plain tree is 4-way, padding removes it.
-  CHECK(text.find("== tree scan, plain, block 256, up-sweep stride 2 left warp 0\n"
+  CHECK(text.find("tree scan, plain, block 256, up-sweep stride 2 left warp 0:\n"
                   "warp request: 4-byte accesses; 4 wavefronts (ideal 1, excess 3); worst bank: 4-way conflict") !=
         std::string::npos);
-  CHECK(text.find("== tree scan, padded, block 256, up-sweep stride 16 left warp 0\n"
+  CHECK(text.find("tree scan, padded, block 256, up-sweep stride 16 left warp 0:\n"
                   "warp request: 4-byte accesses; 1 wavefront (ideal 1, excess 0)\n") != std::string::npos);
 }
 
