@@ -224,3 +224,24 @@ class TempDir:
 
     def tearDown(self) -> None:  # noqa: N802
         self._td.cleanup()
+class FakeGrading(TempDir):
+    """unittest mixin: a fake course (make_course) graded with the fake GPU tools (fake_tools_env)."""
+
+    def setUp(self) -> None:  # noqa: N802
+        super().setUp()
+        self.env = env(**fake_tools_env(self.tmp))
+        self.env.__enter__()
+        self.course = make_course(self.tmp)
+
+    def tearDown(self) -> None:  # noqa: N802
+        self.env.__exit__(None, None, None)
+        super().tearDown()
+
+    def grade(self, behaviour, **opts):
+        return fake_grader(self.course, self.tmp, **opts).grade(submission_dir(self.tmp, behaviour), self.tmp / "out")
+
+    @staticmethod
+    def stage(sub, sid):
+        return next(s for s in sub.labs[0].stages if s.id == sid)
+
+

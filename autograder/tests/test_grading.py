@@ -11,31 +11,13 @@ from gpulab.lint import forbidden_constructs
 from gpulab.runner_doc import case_outcome, parse_runner_json
 from gpulab.proc import Result
 from gpulab.rubric import Case, Size
-from tests.helpers import (FIXTURES, REFERENCE, RUBRIC, TempDir, env, fake_grader, fake_tools_env, make_course,
+from tests.helpers import (FakeGrading, FIXTURES, REFERENCE, RUBRIC, TempDir, env, fake_grader, fake_tools_env, make_course,
                            submission_dir)
 
 GOOD = {"naive": {"status": "pass", "median_ms": 2.0}, "shared": {"status": "pass", "median_ms": 1.0}}
 
 
-class GradingTest(TempDir, unittest.TestCase):
-    def setUp(self):
-        super().setUp()
-        self.env = env(**fake_tools_env(self.tmp))
-        self.env.__enter__()
-        self.course = make_course(self.tmp)
-
-    def tearDown(self):
-        self.env.__exit__(None, None, None)
-        super().tearDown()
-
-    def grade(self, behaviour, **opts):
-        sub = submission_dir(self.tmp, behaviour)
-        g = fake_grader(self.course, self.tmp, **opts)
-        return g.grade(sub, self.tmp / "out")
-
-    def stage(self, sub, sid):
-        return next(s for s in sub.labs[0].stages if s.id == sid)
-
+class GradingTest(FakeGrading, unittest.TestCase):
     def test_reference_as_student_scores_full(self):
         sub = self.grade(REFERENCE)
         self.assertEqual(sub.points, sub.max_points)

@@ -22,7 +22,7 @@ from unittest import mock
 from gpulab import ncu
 from gpulab.checks import library, performance
 from gpulab.rubric import Case, Performance, Size
-from tests.helpers import FIXTURES, REFERENCE, TempDir, env, fake_grader, fake_tools_env, make_course, submission_dir
+from tests.helpers import FakeGrading, FIXTURES, REFERENCE, TempDir, env, fake_grader, fake_tools_env, make_course, submission_dir
 
 NAMES = FIXTURES / "kernel-names" / "names-nvcc13.0-sm90.tsv"
 # The two names the H100's Nsight Compute printed for CUB's scan in a student's `single-pass`
@@ -264,26 +264,9 @@ class ProfileKeyTest(unittest.TestCase):
             self.assertEqual(performance.profile(lr, "tree", "4099").kernels, ["kernel-at-4099"])
 
 
-class LibraryCheckTest(TempDir, unittest.TestCase):
+class LibraryCheckTest(FakeGrading, unittest.TestCase):
     """The check in a grade (fake runners and a fake ncu, whose library kernel is CUB's scan in
     the form --print-kernel-base asks for)."""
-
-    def setUp(self):
-        super().setUp()
-        self.env = env(**fake_tools_env(self.tmp))
-        self.env.__enter__()
-        self.course = make_course(self.tmp)
-
-    def tearDown(self):
-        self.env.__exit__(None, None, None)
-        super().tearDown()
-
-    def grade(self, behaviour, **opts):
-        return fake_grader(self.course, self.tmp, **opts).grade(submission_dir(self.tmp, behaviour), self.tmp / "out")
-
-    @staticmethod
-    def stage(sub, sid):
-        return next(s for s in sub.labs[0].stages if s.id == sid)
 
     def test_a_library_call_made_only_at_the_performance_size_is_found(self):
         # naive calls CUB only for n >= 65536 (the rubric's performance n; its sanitizer n is 4099),

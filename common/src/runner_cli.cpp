@@ -217,23 +217,27 @@ struct RunCommand {
   std::string save_output;
 };
 
+// The stages --stage names (every stage when none), or a UsageError listing the lab's.
+std::vector<const Stage*> named_stages(const Lab& lab, const std::vector<std::string>& ids) {
+  std::vector<const Stage*> selected;
+  if (ids.empty())
+    for (const auto& s : lab.stages) selected.push_back(&s);
+  for (const auto& id : ids) {
+    const Stage* s = lab.find_stage(id);
+    if (!s) {
+      std::string all;
+      for (const auto& st : lab.stages) all += (all.empty() ? "" : ", ") + st.id;
+      throw UsageError("--stage " + id + ": no such stage in lab " + lab.id + "; stages: " + all);
+    }
+    selected.push_back(s);
+  }
+  return selected;
+}
+
 std::vector<const Stage*> select_stages(const Lab& lab, const RunCommand& cmd) {
   if (cmd.where != "all" && cmd.where != "cpu" && cmd.where != "gpu")
     throw UsageError("--where " + cmd.where + ": use cpu, gpu or all");
-  std::vector<const Stage*> selected;
-  if (cmd.stages.empty()) {
-    for (const auto& s : lab.stages) selected.push_back(&s);
-  } else {
-    for (const auto& id : cmd.stages) {
-      const Stage* s = lab.find_stage(id);
-      if (!s) {
-        std::string ids;
-        for (const auto& st : lab.stages) ids += (ids.empty() ? "" : ", ") + st.id;
-        throw UsageError("--stage " + id + ": no such stage in lab " + lab.id + "; stages: " + ids);
-      }
-      selected.push_back(s);
-    }
-  }
+  std::vector<const Stage*> selected = named_stages(lab, cmd.stages);
   std::erase_if(selected, [&](const Stage* s) {
     return (cmd.where == "cpu" && s->where != Where::cpu) || (cmd.where == "gpu" && s->where != Where::gpu) ||
            (cmd.check_starter && s->role != Role::student);
@@ -419,12 +423,7 @@ struct VerifyCommand {
 
 // The grader's verdict: outputs saved by a student's process, judged by this (reference) binary.
 int cmd_verify(const Lab& lab, const VerifyCommand& cmd) {
-  std::vector<const Stage*> stages;
-  for (const auto& id : cmd.stages) {
-    const Stage* stage = lab.find_stage(id);
-    if (!stage) throw UsageError("--stage " + id + ": no such stage in lab " + lab.id);
-    stages.push_back(stage);
-  }
+  const std::vector<const Stage*> stages = named_stages(lab, cmd.stages);
   // A stage checked on the host (Stage::checked_on_host) is judged without a GPU.
   bool any_gpu = false;
   for (const auto* s : stages) any_gpu |= s->where == Where::gpu && !s->check_on_host;
@@ -469,16 +468,7 @@ struct PathsCommand {
 // stage that refuses the problem (a commutative-only stage asked for an ordered operator) says so
 // instead: a case that names such a stage is a rubric error the case-paths test reports.
 int cmd_paths(const Lab& lab, const PathsCommand& cmd) {
-  std::vector<const Stage*> stages;
-  if (cmd.stages.empty()) {
-    for (const auto& s : lab.stages) stages.push_back(&s);
-  } else {
-    for (const auto& id : cmd.stages) {
-      const Stage* stage = lab.find_stage(id);
-      if (!stage) throw UsageError("--stage " + id + ": no such stage in lab " + lab.id);
-      stages.push_back(stage);
-    }
-  }
+  const std::vector<const Stage*> stages = named_stages(lab, cmd.stages);
   const Problem problem = make_problem(lab, cmd.common);
   lab.check_knobs(problem, stages);
   nlohmann::ordered_json doc{{"lab", lab.id}, {"problem", problem_json(problem)}, {"stages", nlohmann::ordered_json::object()}};

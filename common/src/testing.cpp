@@ -1,5 +1,8 @@
 #include "gpulab/testing.hpp"
 
+#include <sstream>
+#include <stdexcept>
+
 namespace gpulab::testing {
 
 const Lab& lab() {
@@ -26,6 +29,28 @@ Problem problem_2d(std::size_t rows, std::size_t cols, Distribution d, std::uint
   p.rows = rows;
   p.cols = cols;
   return p;
+}
+
+const Experiment& experiment(const std::string& id) {
+  for (const auto& e : lab().experiments)
+    if (e.id == id) return e;
+  throw std::logic_error("lab " + lab().id + " has no experiment " + id);
+}
+
+Table run_experiment(const std::string& id, Problem base) {
+  ExperimentContext ctx;
+  ctx.lab = &lab();
+  ctx.base = std::move(base);
+  ctx.quick = true;
+  ctx.measure.repetitions = 2;
+  ctx.measure.warmup = 1;
+  return experiment(id).run(ctx);
+}
+
+std::string printed(const Table& t) {
+  std::ostringstream out;
+  t.print_table(out);
+  return out.str();
 }
 
 }  // namespace gpulab::testing

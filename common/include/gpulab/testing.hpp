@@ -27,6 +27,13 @@ Problem problem(std::size_t n, Distribution d = Distribution::uniform, std::uint
 Problem problem_2d(std::size_t rows, std::size_t cols, Distribution d = Distribution::uniform,
                    std::uint64_t seed = 1);
 
+// The lab's experiment `id` (a std::logic_error naming the lab if it has none).
+const Experiment& experiment(const std::string& id);
+// It run as `gpulab experiment <lab> ID --quick` runs it (2 repetitions, 1 warm-up), on `base`.
+Table run_experiment(const std::string& id, Problem base);
+// A table as the console shows it, notes (drawings) included.
+std::string printed(const Table& t);
+
 }  // namespace gpulab::testing
 
 // CHECK that a stage passes (keeps going: one run reports every failing case), printing the

@@ -350,18 +350,10 @@ TEST_CASE("bank model: equal to Nsight Compute's counts of the GPU run (results/
 
 // The handout's drawings: gpulab experiment reduction bank-model --param draw=1
 TEST_CASE("bank-model experiment: draw=1 draws every request its excess/step column counts", "[cpu][bank-model]") {
-  const auto& lab = gpulab::testing::lab();
-  const auto e = std::find_if(lab.experiments.begin(), lab.experiments.end(), [](const auto& x) { return x.id == "bank-model"; });
-  REQUIRE(e != lab.experiments.end());
-  CHECK_FALSE(e->needs_gpu);
-  auto printed = [&](long long draw) {
-    gpulab::ExperimentContext ctx;
-    ctx.lab = &lab;
-    ctx.base = gpulab::testing::problem(std::size_t{1} << 16).with("draw", draw);
-    ctx.quick = true;
-    std::ostringstream out;
-    e->run(ctx).print_table(out);
-    return out.str();
+  CHECK_FALSE(gpulab::testing::experiment("bank-model").needs_gpu);
+  auto printed = [](long long draw) {
+    const auto p = gpulab::testing::problem(std::size_t{1} << 16).with("draw", draw);
+    return gpulab::testing::printed(gpulab::testing::run_experiment("bank-model", p));
   };
   const std::string plain = printed(0), text = printed(1);
   CHECK(plain.find("warp request:") == std::string::npos);

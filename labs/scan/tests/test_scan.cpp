@@ -43,20 +43,9 @@ void check_large(const std::string& stage, Params params = {}) {
 
 // An experiment of the lab, run as `gpulab experiment scan ID --quick` runs it.
 gpulab::Table run_experiment(const gpulab::Experiment& e, Problem base = problem(std::size_t{1} << 16)) {
-  gpulab::ExperimentContext ctx;
-  ctx.lab = &gpulab::testing::lab();
-  ctx.base = std::move(base);
-  ctx.quick = true;
-  ctx.measure.repetitions = 2;
-  ctx.measure.warmup = 1;
-  return e.run(ctx);
+  return gpulab::testing::run_experiment(e.id, std::move(base));
 }
-
-const gpulab::Experiment& experiment(const std::string& id) {
-  for (const auto& e : gpulab::testing::lab().experiments)
-    if (e.id == id) return e;
-  throw std::logic_error("lab scan has no experiment " + id);
-}
+using gpulab::testing::experiment;
 
 // The column of `key`, or the number of columns when there is none.
 std::size_t column(const gpulab::Table& t, const std::string& key) {
@@ -65,11 +54,7 @@ std::size_t column(const gpulab::Table& t, const std::string& key) {
   return i;
 }
 
-std::string printed(const gpulab::Table& t) {
-  std::ostringstream out;
-  t.print_table(out);
-  return out.str();
-}
+using gpulab::testing::printed;
 
 }  // namespace
 

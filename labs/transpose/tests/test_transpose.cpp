@@ -195,17 +195,9 @@ TEST_CASE("in-place sweep, m = 2n: index arithmetic reads the 32 x 64 transpose 
 }
 
 TEST_CASE("bank-model experiment: draw=1 adds the README's drawings, from the model's requests", "[cpu]") {
-  const auto& lab = gpulab::testing::lab();
-  const auto e = std::find_if(lab.experiments.begin(), lab.experiments.end(), [](const auto& x) { return x.id == "bank-model"; });
-  REQUIRE(e != lab.experiments.end());
-  CHECK_FALSE(e->needs_gpu);
-  auto printed = [&](long long draw) {
-    gpulab::ExperimentContext ctx;
-    ctx.lab = &lab;
-    ctx.base = problem_2d(64, 64).with("draw", draw);
-    std::ostringstream out;
-    e->run(ctx).print_table(out);
-    return out.str();
+  CHECK_FALSE(gpulab::testing::experiment("bank-model").needs_gpu);
+  auto printed = [](long long draw) {
+    return gpulab::testing::printed(gpulab::testing::run_experiment("bank-model", problem_2d(64, 64).with("draw", draw)));
   };
   const std::string plain = printed(0), drawn = printed(1);
   CHECK(plain.find("warp request:") == std::string::npos);
