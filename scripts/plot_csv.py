@@ -123,6 +123,8 @@ def main(argv: list[str]) -> int:
         groups = OrderedDict((g, groups[g]) for g in order[args.group] if g in groups)
 
     w, _, h = args.size.partition("x")
+    # Sizes for a projected slide: an 8-inch figure shown 530 px high keeps >= 18 px text.
+    plt.rcParams.update({"font.size": 12, "axes.titlesize": 13, "legend.fontsize": 10})
     fig, ax = plt.subplots(figsize=(float(w), float(h)))
     ax2 = ax.twinx() if args.y2 else None
     markers = "osD^v<>pPX*h"
@@ -159,7 +161,7 @@ def main(argv: list[str]) -> int:
     ax.grid(True, alpha=0.3)
     labelled = [l for l in lines if l.get_label() and not l.get_label().startswith("_")]
     if labelled:
-        ax.legend(labelled, [l.get_label() for l in labelled], fontsize=9, ncol=2 if len(labelled) > 8 else 1)
+        ax.legend(labelled, [l.get_label() for l in labelled], ncol=2 if len(labelled) > 8 else 1)
     # 200 dpi: the default 8 x 4.5 inches is 1600 x 900 px, sharp on a projected slide
     return save(fig, args.out, dpi=200)
 
@@ -176,14 +178,21 @@ def draw_bars(args: argparse.Namespace, rows: list[dict[str, str]], plt) -> int:
             return "tab:grey"
         return "tab:red" if any(t in label for t in args.highlight) else "tab:green"
     ax.barh(labels[::-1], values[::-1], color=[color(l) for l in labels[::-1]])
+    # Sizes for a projected slide: a 9-inch figure shown 1280 px wide or less keeps >= 18 px text
+    # (a chart of more bars than that fits gets smaller labels rather than overlapping ones).
+    small = len(values) > 12
+    ax.tick_params(labelsize=9 if small else 13)
     for value, label in roofs:
         ax.axvline(value, color="black", linestyle="--", linewidth=1)
-        ax.text(value, -0.9, f"{label} {value:.0f} ", va="center", ha="right", fontsize=8)
+        # The roof's label above the plot, on its line (it used to sit on the x axis, under the ticks).
+        ax.text(value, 1.01, f"{label} {value:.0f}", transform=ax.get_xaxis_transform(), va="bottom", ha="center",
+                fontsize=12)
     roof = roofs[0][0] if roofs else None
     for i, v in enumerate(values[::-1]):
-        ax.text(v, i, f" {v:.0f}" + (f" ({100 * v / roof:.0f}%)" if roof else ""), va="center", fontsize=8)
-    ax.set_xlabel(args.ylabel or args.y[0])
-    ax.set_title(args.title)
+        ax.text(v, i, f" {v:.0f}" + (f" ({100 * v / roof:.0f}%)" if roof else ""), va="center",
+                fontsize=8 if small else 12)
+    ax.set_xlabel(args.ylabel or args.y[0], fontsize=13)
+    ax.set_title(args.title, fontsize=14, pad=26 if roofs else 6)
     ax.set_xlim(0, max(values + [r[0] for r in roofs]) * 1.25)
     return save(fig, args.out, dpi=200)
 

@@ -3,12 +3,14 @@
 # Needs the Marp CLI pinned in slides/package.json (scripts/setup.sh runs `npm ci` there) and,
 # for PDF, PNG and --check, Debian's chromium. No CUDA, no configure of the course.
 #
-# Usage: scripts/render-slides.sh [--out DIR] [--pdf] [--png] [--check] [DECK.md ...]
+# Usage: scripts/render-slides.sh [--out DIR] [--pdf] [--png] [--check] [--student] [DECK.md ...]
 #   --out DIR  where the files go (default build/slides); HTML always, img/ copied beside it
 #   --pdf      also DIR/<deck>.pdf
 #   --png      also DIR/png/<deck>.NNN.png, one image per slide (to look at every slide)
 #   --check    render each deck once more, all slides laid out (Marp's bare template), and run
 #              slides/check-slides.mjs on them: exit 1 if any slide loses content
+#   --student  render the students' version: without the instructor-only slides of class
+#              `answer` (what `gpulab handout` ships before the solutions are released)
 #   --skip-missing  exit 77 (CTest's skip) instead of 1 when Marp or Chromium is missing,
 #              unless CI is set (CI installed them with scripts/setup.sh: missing is a failure)
 #   DECK.md    the decks to render (default: every slides/*.md but README.md)
@@ -17,7 +19,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 slides=$root/slides
 out=$root/build/slides
-pdf=0 png=0 check=0 skip_missing=0
+pdf=0 png=0 check=0 skip_missing=0 student=0
 decks=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -25,8 +27,9 @@ while [ $# -gt 0 ]; do
     --pdf) pdf=1; shift ;;
     --png) png=1; shift ;;
     --check) check=1; shift ;;
+    --student) student=1; shift ;;
     --skip-missing) skip_missing=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "render-slides: unknown option $1 (see --help)" >&2; exit 2 ;;
     *) [ -f "$1" ] || { echo "render-slides: no deck $1" >&2; exit 2; }; decks+=("$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"); shift ;;
   esac
@@ -50,6 +53,18 @@ if [ $((pdf + png + check)) -gt 0 ] && [ ! -x "$CHROME_PATH" ]; then
 fi
 
 mkdir -p "$out"
+if [ $student -eq 1 ]; then
+  # The students' decks: each deck without its answer slides (autograder/gpulab/decks.py, the
+  # rule `gpulab handout` exports with), rendered from a copy beside a copy of img/.
+  src=$out/student-src
+  rm -rf "$src"; mkdir -p "$src"; cp -r "$slides/img" "$src/img"
+  student_decks=()
+  for deck in "${decks[@]}"; do
+    python3 "$root/autograder/gpulab/decks.py" --student "$deck" > "$src/$(basename "$deck")" || exit 1
+    student_decks+=("$src/$(basename "$deck")")
+  done
+  decks=("${student_decks[@]}")
+fi
 # Relative image links resolve against the HTML file: give each output folder its img/.
 copy_img() { rm -rf "$1/img"; cp -r "$slides/img" "$1/img"; }
 marp_run() {

@@ -84,6 +84,8 @@ def _parser() -> argparse.ArgumentParser:
 
     from gpulab import grade_cli  # noqa: PLC0415 (the grading options live with the grader)
     grade_cli.add_parsers(sub)
+    from gpulab import submit  # noqa: PLC0415
+    submit.add_parser(sub)
     return p
 
 
@@ -158,6 +160,9 @@ def _dispatch(args: argparse.Namespace, extra: list[str]) -> int:
     if args.command == "measure":
         from gpulab import measure  # noqa: PLC0415
         return measure.cmd_measure(course, args)
+    if args.command == "submit":
+        from gpulab import submit  # noqa: PLC0415
+        return submit.cmd_submit(course, args)
     from gpulab import grade_cli  # noqa: PLC0415
     return grade_cli.dispatch(course, args)
 

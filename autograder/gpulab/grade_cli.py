@@ -69,6 +69,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     h.add_argument("--reference-archs", default="common", metavar="LIST|common|none",
                    help="CUDA architectures of the compiled reference runners shipped in reference/ "
                         "(common: sm_70-sm_90 as nvcc supports them; none: ship none)")
+    h.add_argument("--release-solutions", action="store_true",
+                   help="after the deadline: keep the decks' answer slides and add solutions/ (the reference "
+                        "and its notes); the answer check is skipped (autograder/README.md, \"The handout\")")
 
 
 def dispatch(course: Course, args: argparse.Namespace) -> int:
@@ -82,7 +85,8 @@ def dispatch(course: Course, args: argparse.Namespace) -> int:
         return package.cmd_package(course, args.lab, Path(args.out))
     if args.command == "handout":
         from gpulab import handout_check  # noqa: PLC0415
-        return handout_check.cmd_handout(course, Path(args.out), args.check, args.reference_archs)
+        return handout_check.cmd_handout(course, Path(args.out), args.check, args.reference_archs,
+                                         release=args.release_solutions)
     raise GpulabError(f"gpulab: unknown command {args.command}")
 
 

@@ -14,6 +14,14 @@ autograder/handout/README.md. In every other text file a block from a `BEGIN SOL
 (comment lines starting with // or #) is replaced by a stub: the text after `stub:` on the BEGIN
 line, or a TODO comment. Unterminated, unopened or nested markers are errors, so that a typo never
 leaks a solution. The grader builds submissions inside this same export.
+
+What a student receives and what stays with the lecturer (autograder/README.md, "The handout"):
+the lecture decks lose their slides of class `answer` (gpulab/decks.py), and a deck image that no
+exported file shows any more (one drawn for an answer slide) is left out; the instructor's answer
+lists (autograder/answers/), the lab template for course authors (common/template/), the tuning
+records under labs/*/results/ (tune-*) and the course's own GPU verification scripts stay home.
+`release=True` (`gpulab handout --release-solutions`, after the deadline) keeps the answer slides
+and every image and adds solutions/ (the reference and its NOTES.md).
 """
 
 from __future__ import annotations
@@ -23,15 +31,24 @@ import re
 import shutil
 from pathlib import Path, PurePosixPath
 
-from gpulab import proc
+from gpulab import decks, proc
 from gpulab.errors import GpulabError
 
 EXCLUDED_DIRS = {".git", "build", ".deps", ".device-out", "solutions", "submissions", "__pycache__",
                  ".cache", ".vscode", ".idea", "node_modules", "gpulab-grade"}
 EXCLUDED_PATHS = {PurePosixPath("autograder/hidden"), PurePosixPath("autograder/testdata"),
                   PurePosixPath("autograder/bench"), PurePosixPath("autograder/tests"),
-                  PurePosixPath("autograder/handout"), PurePosixPath("README.md")}
-EXCLUDED_GLOBS = ("labs/*/results/*.log",)
+                  PurePosixPath("autograder/handout"), PurePosixPath("autograder/answers"),
+                  PurePosixPath("common/template"), PurePosixPath("README.md"),
+                  # The course's own GPU verification (a student runs setup.sh, fetch-deps.sh,
+                  # render-slides.sh, slide_figures.py, plot_csv.py; the build uses the rest).
+                  PurePosixPath("scripts/gpu-check.sh"), PurePosixPath("scripts/gpu-verify.sh"),
+                  PurePosixPath("scripts/gpu-batch-check.sh"), PurePosixPath("scripts/gpu-multi-batch-check.sh"),
+                  PurePosixPath("scripts/handout-selfgrade-gpu.sh")}
+# Measurement logs quote the reference's lines; tuning records name its tuned constants.
+EXCLUDED_GLOBS = ("labs/*/results/*.log", "labs/*/results/tune-*", "labs/*/results/*/*.log")
+DECK_IMAGES = PurePosixPath("slides/img")
+_IMAGE_REF = re.compile(r"img/([\w.-]+\.(?:png|svg|jpe?g))")
 # Files exported under another name: the student README replaces the course's.
 RENAMED = {PurePosixPath("autograder/handout/README.md"): PurePosixPath("README.md")}
 TEXT_SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h", ".cc", ".c", ".py", ".cmake", ".txt", ".toml", ".md",
@@ -115,16 +132,34 @@ def strip_solutions(text: str, name: str = "<text>") -> tuple[str, int]:
     return "".join(out), blocks
 
 
-def export_file(src: Path, dst: Path) -> int:
-    """Copies one file, stripping solution blocks from text files; returns the number of blocks."""
+def exported_text(text: str, name: str, release: bool = False) -> tuple[str, int]:
+    """A text file as students receive it: solution blocks stubbed and (unless released) a deck's
+    answer slides taken out; returns (text, solution blocks stubbed)."""
+    n = 0
+    if "SOLUTION" in text:
+        text, n = strip_solutions(text, name)
+    if not release:
+        text, _ = decks.strip_answers(text)
+    return text, n
+
+
+def _read_text(path: Path) -> str | None:
+    if path.suffix not in TEXT_SUFFIXES:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError):
+        return None
+
+
+def export_file(src: Path, dst: Path, release: bool = False) -> int:
+    """Copies one file, stripping solution blocks (and a deck's answer slides) from text files;
+    returns the number of solution blocks."""
     dst.parent.mkdir(parents=True, exist_ok=True)
-    if src.suffix in TEXT_SUFFIXES:
-        try:
-            text = src.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            text = None
-        if text is not None and "SOLUTION" in text:
-            new, n = strip_solutions(text, str(src))
+    text = _read_text(src)
+    if text is not None:
+        new, n = exported_text(text, str(src), release)
+        if new != text:
             dst.write_text(new, encoding="utf-8")
             shutil.copymode(src, dst)
             return n
@@ -132,9 +167,24 @@ def export_file(src: Path, dst: Path) -> int:
     return 0
 
 
-def export(src: Path, dest: Path) -> dict[str, int]:
+def unshown_images(src: Path, files: list[PurePosixPath], release: bool = False) -> set[PurePosixPath]:
+    """The deck images (slides/img/) that no exported text file shows: those drawn only for
+    answer slides (or for nothing). Released solutions keep every image."""
+    images = {rel for rel in files if rel.parent == DECK_IMAGES}
+    if release or not images:
+        return set()
+    shown: set[str] = set()
+    for rel in files:
+        text = _read_text(src / rel)
+        if text is not None and rel not in images:
+            shown |= set(_IMAGE_REF.findall(exported_text(text, str(rel))[0]))
+    return {rel for rel in images if rel.name not in shown}
+
+
+def export(src: Path, dest: Path, release: bool = False) -> dict[str, int]:
     """Writes the handout of course `src` into `dest` (which must be empty or absent); returns
-    {file: blocks stripped} for files that had solution blocks."""
+    {file: blocks stripped} for files that had solution blocks. `release`: the solutions are
+    released (after the deadline): answer slides stay, and solutions/ is added."""
     src, dest = src.resolve(), dest.resolve()
     if dest == src or src in dest.parents and not _excluded(PurePosixPath(os.path.relpath(dest, src))):
         raise GpulabError(f"handout: {dest} is inside the course; choose a folder outside it or under build/")
@@ -144,16 +194,27 @@ def export(src: Path, dest: Path) -> dict[str, int]:
     files = exported_files(src)
     # Check every file before writing any: a marker error leaves no half-written handout.
     for rel in files:
-        p = src / rel
-        if p.suffix in TEXT_SUFFIXES:
-            try:
-                text = p.read_text(encoding="utf-8")
-            except (UnicodeDecodeError, OSError):
-                continue
-            if "SOLUTION" in text:
-                strip_solutions(text, str(rel))
+        text = _read_text(src / rel)
+        if text is not None and "SOLUTION" in text:
+            strip_solutions(text, str(rel))
+    files = [rel for rel in files if rel not in unshown_images(src, files, release)]
     for rel in files:
-        n = export_file(src / rel, dest / destination(rel))
+        n = export_file(src / rel, dest / destination(rel), release)
         if n:
             stripped[str(rel)] = n
+    if release:
+        for rel in released_solutions(src):
+            dst = dest / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / rel, dst)
     return stripped
+
+
+def released_solutions(src: Path) -> list[PurePosixPath]:
+    """What --release-solutions adds: every file of solutions/ (tracked ones in a git checkout)."""
+    tracked = _git_files(src)
+    if tracked is not None:
+        return sorted(rel for rel in tracked if rel.parts[:1] == ("solutions",))
+    root = src / "solutions"
+    return sorted(PurePosixPath(p.relative_to(src).as_posix()) for p in root.rglob("*") if p.is_file()) \
+        if root.is_dir() else []

@@ -13,15 +13,18 @@ import os
 import re
 import shutil
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from gpulab import handout, leaks, proc, shipped_reference
-from gpulab.errors import EXIT_FAILED, GpulabError
+from gpulab.errors import EXIT_FAILED, EXIT_USAGE, GpulabError
 from gpulab.paths import Course
 from gpulab.workspace import configure_args, read_cmake_cache, trim_compiler_output
 
 
 CODE_SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h", ".cc"}
+# A Markdown table's ruler (`| --- | ---: |`): the notes' tables share it with every table.
+MARKDOWN_RULER = re.compile(r"^\|[\s:|-]+\|$")
 
 
 def solution_leaks(course_src: Path, out: Path, student_files: dict[str, list[str]]) -> list[str]:
@@ -33,7 +36,8 @@ def solution_leaks(course_src: Path, out: Path, student_files: dict[str, list[st
     wanted: set[str] = set()
     for p in sorted((course_src / "solutions").rglob("*")):
         if p.is_file():
-            wanted |= {ln for ln in leaks.telling_lines(leaks.read_text(p)) if not leaks.is_boilerplate(ln)}
+            wanted |= {ln for ln in leaks.telling_lines(leaks.read_text(p))
+                       if not leaks.is_boilerplate(ln) and not MARKDOWN_RULER.match(ln)}
     students = {PurePosixPath("labs", lab, f) for lab, files in student_files.items() for f in files}
     shared = []
     for p in sorted(out.rglob("*")):
@@ -42,6 +46,88 @@ def solution_leaks(course_src: Path, out: Path, student_files: dict[str, list[st
             shared.append(leaks.read_text(p))
     harness = "\n".join(shared)
     return leaks.find({w for w in wanted if w not in harness}, out)
+
+
+ANSWERS = PurePosixPath("autograder/answers")
+# Internal references a student cannot follow (issue trackers, the course authors' briefs).
+INTERNAL = re.compile("labs" + r"-brief|\b[Ii]ssues? \d+\b|\bthe brief\b")
+
+
+@dataclass
+class Answer:
+    """One graded answer that no exported file may state (autograder/answers/<lab>.toml)."""
+    lab: str
+    id: str
+    graded: str                          # what it earns: a stage's points, a write-up question
+    patterns: list[re.Pattern[str]]
+    allow: dict[str, str] = field(default_factory=dict)   # export path -> why it may state it
+
+
+def load_answers(course_src: Path) -> dict[str, list[Answer]]:
+    """{lab: its answers} from autograder/answers/<lab>.toml. Patterns are Python regular
+    expressions, matched case-insensitively on a file's text with every run of white space made
+    one space (a pattern may span a line break)."""
+    import tomllib  # noqa: PLC0415
+    out: dict[str, list[Answer]] = {}
+    for f in sorted((course_src / ANSWERS).glob("*.toml")):
+        try:
+            data = tomllib.loads(f.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as e:
+            raise GpulabError(f"{f}: {e}") from e
+        lab = f.stem
+        items = []
+        for i, a in enumerate(data.get("answer", [])):
+            where = f"{f}: answer[{i}]"
+            unknown = set(a) - {"id", "graded", "what", "patterns", "allow"}
+            if unknown or not a.get("id") or not a.get("graded") or not a.get("patterns"):
+                raise GpulabError(f"{where}: needs id, graded, what and patterns (unknown keys: {sorted(unknown)})")
+            try:
+                pats = [re.compile(p, re.IGNORECASE) for p in a["patterns"]]
+            except re.error as e:
+                raise GpulabError(f"{where}: {e}") from e
+            allow = {x["file"]: x["reason"] for x in a.get("allow", [])}
+            items.append(Answer(lab, a["id"], a["graded"], pats, allow))
+        out[lab] = items
+    return out
+
+
+def _texts(root: Path) -> dict[str, str]:
+    """{path: text with white space collapsed} for every text file under root (binaries skipped)."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_symlink() or not p.is_file():
+            continue
+        data = p.read_bytes()
+        if b"\0" in data[:4096]:
+            continue
+        out[p.relative_to(root).as_posix()] = re.sub(r"\s+", " ", data.decode("utf-8", errors="replace"))
+    return out
+
+
+def answer_leaks(course_src: Path, out: Path) -> list[str]:
+    """'<file>: <lab> <answer id> (<graded>): "<what matched>"' for each graded answer that a file of
+    the export `out` states, less the files its list allows (each with a reason)."""
+    found = []
+    texts = _texts(out)
+    for lab, answers in load_answers(course_src).items():
+        for a in answers:
+            for path, text in texts.items():
+                if path in a.allow:
+                    continue
+                for pat in a.patterns:
+                    m = pat.search(text)
+                    if m:
+                        found.append(f"{path}: {lab} {a.id} ({a.graded}): {m.group(0)[:60]!r}")
+                        break
+    return found
+
+
+def internal_references(out: Path, allow: dict[str, str] | None = None) -> list[str]:
+    """'<file>: <reference>' for each internal reference (an issue number, the authors' brief)
+    in the export; `allow`: paths that may keep theirs, each with a reason."""
+    allow = allow or {}
+    return [f"{path}: {m.group(0)!r}" for path, text in _texts(out).items() if path not in allow
+            for m in [INTERNAL.search(text)] if m]
 
 
 def _student_files(course: Course) -> dict[str, list[str]]:
@@ -69,16 +155,24 @@ def ship_reference_runners(course: Course, out: Path, archs: str) -> None:
         print(f"  {p.relative_to(out)} ({p.stat().st_size // 1024} KiB, stripped)")
 
 
-def cmd_handout(course: Course, out: Path, check: bool, reference_archs: str = "common") -> int:
+def cmd_handout(course: Course, out: Path, check: bool, reference_archs: str = "common",
+                release: bool = False) -> int:
     if not handout.is_git_checkout(course.source):
         raise GpulabError(f"gpulab handout: {course.source} is not a git checkout; the handout takes the files git "
                           "tracks only (nothing untracked may reach students): export from a clone of the course")
-    stripped = handout.export(course.source, out)
+    if release and check:
+        raise GpulabError("gpulab handout: --check checks the student handout; export the release without it",
+                          EXIT_USAGE)
+    stripped = handout.export(course.source, out, release=release)
     n = len(handout.exported_files(course.source))
     print(f"gpulab handout: wrote {out} ({n} files; solution blocks stubbed in {len(stripped)} file(s))")
     for f, k in sorted(stripped.items()):
         print(f"  {f}: {k} block(s)")
     ship_reference_runners(course, out, reference_archs)
+    if release:
+        print("gpulab handout: solutions released: the decks keep their answer slides, solutions/ is included "
+              "(no leak or answer check)")
+        return 0
     leaked = [p for p in ("solutions", "autograder/hidden", "autograder/testdata") if (out / p).exists()]
     if leaked:
         raise GpulabError(f"gpulab handout: {', '.join(leaked)} present in the export (bug)", EXIT_FAILED)
@@ -88,6 +182,14 @@ def cmd_handout(course: Course, out: Path, check: bool, reference_archs: str = "
         raise GpulabError(f"gpulab handout: {len(found)} line(s) of solutions/ in the export (listed above): leave "
                           "the file out of the handout (handout.py) or reword it", EXIT_FAILED)
     print("gpulab handout: no line of solutions/ in the export")
+    answers = answer_leaks(course.source, out)
+    if answers:
+        print("\n".join(f"  {f}" for f in answers))
+        raise GpulabError(f"gpulab handout: {len(answers)} graded answer(s) stated in the export (listed above; "
+                          "the lists are autograder/answers/<lab>.toml): move them to solutions/<lab>/NOTES.md or "
+                          "an answer slide", EXIT_FAILED)
+    print(f"gpulab handout: no graded answer in the export ({sum(map(len, load_answers(course.source).values()))} "
+          "checked)")
     if not check:
         return 0
     return check_handout(course, out)

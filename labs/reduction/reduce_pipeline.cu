@@ -1,5 +1,5 @@
 // Your file, part 3 of 3: a warp is seed 004's multiprocessor with a small shared-memory
-// structure; order is kept (README.md, "Stages 6-8").
+// structure; order is kept (README.md, "Stages, in order": 6-8).
 //   pipeline-heap  reduce_pipeline_heap   the pipeline algorithm with node L at word L
 //   pipeline       reduce_pipeline        seed 004 §5.2, Algorithms 4-6, the 2b layout of Fig. 8
 //   matrix         reduce_matrix          seed 004 §5.2.1: b x (b + 1) staging

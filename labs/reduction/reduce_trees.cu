@@ -1,4 +1,4 @@
-// Your file, part 1 of 3: one value per block, a launch per level (README.md, "Stages 1-4").
+// Your file, part 1 of 3: one value per block, a launch per level (README.md, "Stages, in order": 1-4).
 //   cpu               reduce_cpu                 the left fold (the oracle every stage is checked against)
 //   global-tree       reduce_global_tree         seed 003's find-max pattern, in global memory
 //   tree-interleaved  reduce_tree_interleaved    block tree in shared memory, interleaved addressing
@@ -26,8 +26,8 @@ Value<Op> reduce_cpu(const Value<Op>* in, std::size_t n, Op op) {
 // ---- 2. global-tree (seed 003) -----------------------------------------------------------------------------
 //
 // Level d = 1, 2, ... combines nodes of 2^d elements, one launch per level, in global memory.
-// Seed 003's kernFindMax only walks the largest power of two <= n and pads with 0: make it work
-// for every n and every operator. Hint: let node j of level d live at its last existing element,
+// Seed 003's kernFindMax is where this starts, and it is not right for every n and every operator
+// (question 8 asks why): make yours work for every n and every operator. Hint: let node j of level d live at its last existing element,
 // min((j + 1) 2^d, n) - 1; then a node without a right half needs no work. Combine left first.
 // Level 1 reads d_in and writes a copy in ws.take<Value<Op>>(n); the last level writes d_out.
 template <class Op>
@@ -54,7 +54,7 @@ void reduce_tree_interleaved(const Value<Op>* d_in, std::size_t n, Value<Op>* d_
 template <class Op>
 void reduce_tree(const Value<Op>* d_in, std::size_t n, Value<Op>* d_out, ReduceWorkspace& ws, Op op) {
   // Algorithm 1: x[t] = in[t] (+) in[T + t] while loading, then for s = T/2 .. 1: if (t < s)
-  // x[t] = op(x[t], x[t + s]) (the seed forgets the "if", labs-brief §1.7). Conflict-free; order?
+  // x[t] = op(x[t], x[t + s]) (the seed's listing forgets the "if"). Conflict-free; order?
   (void)d_in, (void)n, (void)d_out, (void)ws, (void)op;
   gpulab::not_implemented("tree");
 }

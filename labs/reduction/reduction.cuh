@@ -64,8 +64,7 @@ struct SumOp {
   }
 };
 
-// int32 max. The identity is INT_MIN, not 0: the max of an all-negative array is negative
-// (seed 003's find-max pads with 0, labs-brief §1.7 item 7).
+// int32 max. The identity is INT_MIN, not 0: the max of an all-negative array is negative.
 struct MaxOp {
   using value_type = std::int32_t;
   static constexpr bool commutative = true;
@@ -223,7 +222,7 @@ constexpr std::size_t reduce_workspace_bytes(std::size_t n, std::size_t element_
 //   ordered-registers   a warp tile: 32 x kOrderedVectors consecutive 128-bit vectors
 inline constexpr int kCascadeVectors = 4;
 inline constexpr int kOrderedVectors = 4;
-// ordered-registers' shared ring in the reference (the model's shared bytes): warp values of this many
+// ordered-registers' shared memory in the model (its shared bytes): warp values of this many
 // rounds per half, two halves, up to 32 warps.
 inline constexpr int kOrderedRing = 8;
 inline constexpr int kMinUnitsPerWarp = 8;

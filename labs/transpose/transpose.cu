@@ -80,9 +80,10 @@ void padded(const float* in, float* out, std::size_t rows, std::size_t cols) {
 }
 
 // ---- 6. swizzled -------------------------------------------------------------------------------
-// A 32 x 32 tile again, no padding: store logical element (row, col) at tile[row][col ^ row].
-// Both the row-wise stores and the column-wise loads then touch 32 distinct banks (why? XOR with a
-// fixed value is a permutation of 0..31). Must be conflict-free.
+// A 32 x 32 tile again, no padding: store logical element (row, col) at tile[row][p(row, col)],
+// where p(row, .) is a permutation of 0..31 that depends on the row. Choose p so that the row-wise
+// stores and the column-wise loads both touch 32 distinct banks (draw the bank matrix: README,
+// "Stages, in order"); one cheap integer operation suffices. Must be conflict-free.
 void swizzled(const float* in, float* out, std::size_t rows, std::size_t cols) {
   (void)in, (void)out, (void)rows, (void)cols;
   gpulab::not_implemented("swizzled");

@@ -38,7 +38,7 @@ void naive(const float* in, float* out, std::size_t rows, std::size_t cols);
 void tiled(const float* in, float* out, std::size_t rows, std::size_t cols);
 // 5. padded: a 32 x 33 tile; no bank conflicts.
 void padded(const float* in, float* out, std::size_t rows, std::size_t cols);
-// 6. swizzled: a 32 x 32 tile with XOR-swizzled columns; no bank conflicts, no padding.
+// 6. swizzled: a 32 x 32 tile whose columns are permuted per row; no bank conflicts, no padding.
 void swizzled(const float* in, float* out, std::size_t rows, std::size_t cols);
 // 7. in-place-sweep: load a 32 x 32 tile, transpose it in place in shared memory with seed 000's
 //    diagonal sweep (Appendix B, Algorithm 2), store it to the transposed tile position.

@@ -1,0 +1,228 @@
+"""The answers the instructor's notes give are right (instructor-only: autograder/tests is not in
+the handout).
+
+The student handout states no graded answer (test_handout_answers.py), so the C++ tests it ships
+can no longer check them; these checks keep them tested, with a small bank model written here the
+way common/'s is (a request costs as many wavefronts as its busiest bank has distinct words, per
+phase of 32 / 16 / 8 lanes for 4- / 8- / 16-byte accesses). Each number asserted here is one that
+solutions/<lab>/NOTES.md states; the first test of each group reproduces a number the shipped
+model or Nsight Compute gives, so that the model here is the same model.
+"""
+
+import math
+import unittest
+
+BANKS = 32
+
+
+def wavefronts(words_per_lane: dict[int, list[int]], width: int = 4, banks: int = BANKS) -> tuple[int, int]:
+    """(wavefronts, ideal) of one warp request: lane -> the 4-byte words it touches."""
+    per_phase = {4: 32, 8: 16, 16: 8}[width] * BANKS // banks if banks == BANKS else banks
+    total = ideal = 0
+    for begin in range(0, 32, per_phase):
+        by_bank: dict[int, set[int]] = {}
+        for lane in range(begin, begin + per_phase):
+            for w in words_per_lane.get(lane, []):
+                by_bank.setdefault(w % banks, set()).add(w)
+        if by_bank:
+            total += max(len(ws) for ws in by_bank.values())
+            ideal += 1
+    return total, ideal
+
+
+def excess(words_per_lane, width=4, banks=BANKS) -> int:
+    w, i = wavefronts(words_per_lane, width, banks)
+    return w - i
+
+
+# ---------------------------------------------------------------- scan: the shared-memory tree
+
+def tree_levels(block: int):
+    """(phase, active threads, stride) of the Blelloch tree over 2 * block elements (scan_model.cpp)."""
+    stride, active = 1, block
+    while active > 0:
+        yield "up", active, stride
+        active, stride = active >> 1, stride << 1
+    active = 1
+    while active < 2 * block:
+        stride >>= 1
+        yield "down", active, stride
+        active <<= 1
+
+
+def tree_requests(block: int, slot):
+    """Per level and warp: (phase, left request, right request), each lane -> [word]."""
+    for phase, active, stride in tree_levels(block):
+        for w in range(0, (active + 31) // 32):
+            lanes = range(min(32, active - 32 * w))
+            left = {l: [slot(stride * (2 * (32 * w + l) + 1) - 1)] for l in lanes}
+            right = {l: [slot(stride * (2 * (32 * w + l) + 2) - 1)] for l in lanes}
+            yield phase, left, right
+
+
+def listed_excess(block: int, slot) -> int:
+    """The `bank-model` experiment's count: each index of a level once (loads are conflict-free)."""
+    return sum(excess(l) + excess(r) for _, l, r in tree_requests(block, slot))
+
+
+def kernel_excess(block: int, slot) -> int:
+    """What the kernel issues: the up-sweep reads left, reads and writes right; the down-sweep reads
+    and writes both."""
+    return sum((1 if phase == "up" else 2) * excess(l) + 2 * excess(r) for phase, l, r in tree_requests(block, slot))
+
+
+def plain(i):
+    return i
+
+
+def one_pad(i):
+    return i + (i >> 5)
+
+
+def two_pads(i):
+    return i + (i >> 5) + (i >> 10)
+
+
+class ScanAnswers(unittest.TestCase):
+    def test_the_model_here_is_the_labs(self):
+        # RESULTS.md: bank-model `tree scan plain block=256`: 96 requests, excess 300;
+        # Nsight Compute at n = 65536 (129 blocks of 256 threads): 67725.
+        self.assertEqual(sum(2 for _ in tree_requests(256, plain)) + 16, 96)
+        self.assertEqual(listed_excess(256, plain), 300)
+        self.assertEqual(129 * kernel_excess(256, plain), 67725)
+
+    def test_question_3_block_128(self):
+        # 65536 elements in blocks of 256 (128 threads): 256 blocks, then one block for their sums.
+        self.assertEqual(kernel_excess(128, plain), 245)
+        self.assertEqual(257 * kernel_excess(128, plain), 62965)
+
+    def test_padding(self):
+        for block in (32, 64, 128, 256, 512, 1024):
+            self.assertEqual(listed_excess(block, two_pads), 0, block)
+        for block in (32, 64, 128, 256, 512):
+            self.assertEqual(listed_excess(block, one_pad), 0, block)
+        worst = max(max(wavefronts(l)[0], wavefronts(r)[0]) for _, l, r in tree_requests(1024, one_pad))
+        self.assertEqual(worst, 2)
+
+    def test_colored_walk_widths(self):
+        # The direct walk: lane c < d walks word c * 32 + j. 128-bit (the compiled walk): 16 requests
+        # a page, excess d - ceil(d / 8) each, 64 pages at n = 65536: Nsight Compute's count.
+        def walk(d: int, width: int) -> int:
+            per = width // 4
+            return sum(excess({c: [c * 32 + j + k for k in range(per)] for c in range(d)}, width)
+                       for j in range(0, 32, per))
+        for d in range(1, 17):
+            self.assertEqual(2 * walk(d, 16), 16 * (d - math.ceil(d / 8)))
+            self.assertEqual(64 * 2 * walk(d, 16), [0, 1024, 2048, 3072, 4096, 5120, 6144, 7168, 7168, 8192, 9216,
+                                                     10240, 11264, 12288, 13312, 14336][d - 1])
+            # 64-bit (question E1): 32 requests a page, d - ceil(d / 16) = d - 1 each: 2048 (d - 1).
+            self.assertEqual(2 * walk(d, 8), 32 * (d - math.ceil(d / 16)))
+            self.assertEqual(64 * 2 * walk(d, 8), 2048 * (d - 1))
+
+
+# ---------------------------------------------------------------- transpose
+
+class TransposeAnswers(unittest.TestCase):
+    def test_xor_swizzle_is_conflict_free(self):
+        for line in range(32):
+            store = {lane: [line * 32 + (lane ^ line)] for lane in range(32)}
+            load = {lane: [lane * 32 + (line ^ lane)] for lane in range(32)}
+            self.assertEqual(excess(store), 0)
+            self.assertEqual(excess(load), 0)
+
+    def test_question_2_tiles_of_doubles(self):
+        # A 32 x (32 + p) tile of doubles; lane x reads element (x, y): 4-byte words 2 (32 + p) x + 2 y, + 1.
+        def column(p: int, y: int = 3) -> int:
+            return excess({x: [2 * ((32 + p) * x + y), 2 * ((32 + p) * x + y) + 1] for x in range(32)}, width=8)
+        self.assertEqual(column(0), 2 * 15)          # 16-way in each half-warp phase
+        self.assertEqual(column(1), 0)                # one double of padding per row
+        self.assertEqual(column(2), 2 * 1)            # an even pitch: 2-way
+        self.assertTrue(all(column(p) == 0 for p in (1, 3, 5, 7)))
+
+
+# ---------------------------------------------------------------- reduction
+
+def interleaved_excess(block: int, banks: int) -> tuple[list[int], int]:
+    """tree-interleaved: at stride s thread t (2 s t < block) combines x[2st], x[2st + s]; two loads
+    and a store per active warp of `banks` lanes (a warp = seed 004's multiprocessor of b cores)."""
+    degrees, total = [], 0
+    s = 1
+    while s < block:
+        active = block // (2 * s)
+        worst = 0
+        for w in range(0, max(1, math.ceil(active / banks))):
+            lanes = range(w * banks, min(active, (w + 1) * banks))
+            if not lanes:
+                continue
+            for offset in (0, s, 0):
+                words = {l - w * banks: [2 * s * l + offset] for l in lanes}
+                wf, ideal = wavefronts(words, banks=banks)
+                worst = max(worst, wf)
+                total += wf - ideal
+        degrees.append(worst)
+        s *= 2
+    return degrees, total
+
+
+def pipeline(rows: list[list[tuple[int, int]]], swap_lane_31: bool):
+    """Seed 004 Algorithm 5 on `interval` elements (lo, hi), rows of 32, the 64 words at the identity
+    (None); node 32 + e = node 2e (+) node 2e + 1; lane 31 writes node 63 = node 62 (+) node 63 as
+    printed, or node 63 (+) node 62 with the fix. Returns node 63 after the drain."""
+    invalid = "INVALID"
+
+    def op(a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        if a == invalid or b == invalid or a[1] + 1 != b[0]:
+            return invalid
+        return (a[0], b[1])
+
+    y = [None] * 64
+    for step in range(len(rows) + 5):
+        for e in range(32):
+            y[e] = rows[step][e] if step < len(rows) else None
+        res = []
+        for e in range(32):
+            a, c = y[2 * e], y[2 * e + 1]
+            res.append(op(c, a) if e == 31 and swap_lane_31 else op(a, c))
+        y[32:] = res
+    return y[63]
+
+
+def fig8_word(node: int) -> int:
+    return node // 2 if node % 2 == 0 else 32 + ((node - 1) // 2 + 16) % 32
+
+
+class ReductionAnswers(unittest.TestCase):
+    def test_question_1(self):
+        self.assertEqual(interleaved_excess(256, 32), ([2, 4, 8, 8, 8, 4, 2, 1], 105))   # the lecture's b = 32
+        self.assertEqual(interleaved_excess(256, 16), ([2, 4, 8, 16, 8, 4, 2, 1], 180))  # the question's b = 16
+
+    def test_question_3_rows_come_out_last_to_first(self):
+        def rows(n):
+            return [[(32 * r + e, 32 * r + e) for e in range(32)] for r in range(n)]
+        self.assertEqual(pipeline(rows(1), swap_lane_31=False), (0, 31))
+        self.assertEqual(pipeline(rows(2), swap_lane_31=False), "INVALID")
+        for n in (2, 3, 7):
+            self.assertEqual(pipeline(rows(n), swap_lane_31=True), (0, 32 * n - 1))
+
+    def test_question_4_the_result_store(self):
+        banks = [fig8_word(32 + e) % 32 for e in range(32)]
+        self.assertEqual(sorted(banks), list(range(32)))
+        self.assertEqual([banks[e] for e in (0, 1, 30, 31)], [16, 0, 31, 15])
+
+    def test_question_5_occupancy(self):
+        # matrix: a 32 x 33 int32 staging matrix per warp; 228 KiB per SM, 1 KiB reserved per block.
+        def warps(block_threads: int) -> int:
+            w = block_threads // 32
+            blocks = min(228 * 1024 // (w * 33 * 32 * 4 + 1024), 32, 64 // w)
+            return blocks * w
+        self.assertEqual(warps(128), 52)   # the model's test: 4-warp blocks
+        self.assertEqual(warps(256), 48)   # the default block: 6 blocks of 8 warps, 75 %
+        self.assertEqual(48 * 1024 // (33 * 32 * 4), 11)   # seed 004's K20c: 11 warps, 17 %
+
+
+if __name__ == "__main__":
+    unittest.main()
