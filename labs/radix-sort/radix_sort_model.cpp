@@ -1,0 +1,917 @@
+// The radix-sort lab's CPU side (radix_sort_model.hpp).
+#include "radix_sort_model.hpp"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cfloat>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace radix_sort::model {
+
+namespace {
+
+constexpr std::array<std::pair<Stage, std::string_view>, 8> kStageIds{{
+    {Stage::cpu, "cpu"},
+    {Stage::cpu_lsd, "cpu-lsd"},
+    {Stage::find_max, "find-max"},
+    {Stage::split_global, "split-global"},
+    {Stage::split_scan_fused, "split-scan-fused"},
+    {Stage::split_onepass, "split-onepass"},
+    {Stage::digit4, "digit4"},
+    {Stage::onesweep, "onesweep"},
+}};
+
+constexpr std::array<std::pair<KeyDistribution, std::string_view>, 15> kDistributionIds{{
+    {KeyDistribution::uniform, "uniform"},
+    {KeyDistribution::small_range, "small-range"},
+    {KeyDistribution::all_equal, "all-equal"},
+    {KeyDistribution::sorted, "sorted"},
+    {KeyDistribution::reverse, "reverse"},
+    {KeyDistribution::few_unique, "few-unique"},
+    {KeyDistribution::entropy_reduced, "entropy-reduced"},
+    {KeyDistribution::pow2_max, "pow2-max"},
+    {KeyDistribution::all_zero, "all-zero"},
+    {KeyDistribution::all_one, "all-one"},
+    {KeyDistribution::high_bits, "high-bits"},
+    {KeyDistribution::low_bits, "low-bits"},
+    {KeyDistribution::mixed_sign, "mixed-sign"},
+    {KeyDistribution::int_extremes, "int-extremes"},
+    {KeyDistribution::float_specials, "float-specials"},
+}};
+
+// splitmix64: the same stream on every platform (std:: distributions are not), so a seed names one input.
+struct SplitMix64 {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  std::uint32_t word() { return static_cast<std::uint32_t>(next() >> 32); }
+  std::uint32_t below(std::uint32_t bound) { return static_cast<std::uint32_t>(next() % bound); }
+};
+
+std::uint32_t float_bits(float f) { return std::bit_cast<std::uint32_t>(f); }
+
+// The bit pattern of the integer value v in `type` (u32: two's complement; f32: the float v).
+std::uint32_t value_pattern(std::int64_t v, KeyType type) {
+  if (type == KeyType::f32) return float_bits(static_cast<float>(v));
+  return static_cast<std::uint32_t>(static_cast<std::int32_t>(v));
+}
+
+std::uint32_t mask_bits(int end_bit) { return end_bit >= 32 ? 0xffffffffu : ((1u << end_bit) - 1u); }
+
+void check_problem(const Problem& p) {
+  if (p.end_bit < 0 || p.end_bit > 32) throw std::invalid_argument("model: end_bit must be 0..32");
+  if (p.data_bits < 0 || p.data_bits > 32) throw std::invalid_argument("model: data_bits must be 0..32");
+  if (p.radix_bits < 1 || p.radix_bits > 8) throw std::invalid_argument("model: radix_bits must be 1..8");
+  if (p.multiprocessors < 1 || p.digit4_blocks_per_sm < 1) throw std::invalid_argument("model: SMs and blocks >= 1");
+  if (p.block < 1) throw std::invalid_argument("model: block >= 1");
+}
+
+std::string hex(std::uint32_t x) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", x);
+  return buf;
+}
+
+int ceil_log2(std::size_t n) { return gpulab::ceil_log2(n); }
+
+// Sector-granular bytes of seed 003's in-place global tree (find-max), nodes of 8 bytes: level 1
+// reads the keys and writes node j at slot min(2j+2, n) - 1 (every sector of the node array: slots
+// 1, 3 of each 4); level 2 reads slots 4j+1, 4j+3 (one sector) and writes one; from level 3 on the
+// two children lie in two sectors. The last level writes the 16-byte result.
+double find_max_bytes(std::size_t n) {
+  if (n == 0) return 32;
+  const int levels = std::max(1, ceil_log2(n));
+  double sectors = std::ceil(n * 4.0 / 32);  // level 1 reads the keys
+  sectors += levels == 1 ? 1 : std::ceil(n / 4.0);
+  for (int d = 2; d <= levels; ++d) {
+    const double half = std::ldexp(1.0, d - 1);
+    const double joins = std::ceil((static_cast<double>(n) - half) / (2 * half));
+    sectors += (d == 2 ? joins : 2 * joins) + (d == levels ? 1 : joins);
+  }
+  return 32 * sectors;
+}
+
+// Seed 003's work-efficient scan over N = 2^k words, sector-granular: a level of stride s has N/s
+// nodes reading words (j+1)s - 1 - s/2 and (j+1)s - 1; while s <= 8 the nodes cover every sector.
+double work_efficient_scan_bytes(std::size_t padded) {
+  const double N = static_cast<double>(padded), all = N / 8;
+  double sectors = 0;
+  for (std::size_t s = 2; s <= padded; s *= 2) {
+    const double reads = std::min(all, 2 * N / s);
+    sectors += reads + std::min(all, N / s);  // up-sweep: reads both, writes the right
+    sectors += reads + reads;                 // down-sweep: reads both, writes both
+  }
+  return 32 * sectors + 4;  // + the root memset
+}
+
+std::vector<std::uint32_t> ordered_keys(std::span<const std::uint32_t> keys, KeyType type) {
+  std::vector<std::uint32_t> o(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) o[i] = to_ordered(keys[i], type);
+  return o;
+}
+
+// The input of digit4's pass `pass`: the ordered keys stably sorted by the bits below the pass.
+std::vector<std::uint32_t> digit4_pass_input(std::span<const std::uint32_t> keys, KeyType type, int pass) {
+  std::vector<std::uint32_t> o = ordered_keys(keys, type);
+  const int low_bits = pass * kDigit4RadixBits;
+  if (low_bits > 0) {
+    const std::uint32_t m = mask_bits(low_bits);
+    std::stable_sort(o.begin(), o.end(), [m](std::uint32_t a, std::uint32_t b) { return (a & m) < (b & m); });
+  }
+  return o;
+}
+
+template <class IndexOfLane>
+Request word_request(std::string step, IndexOfLane index, std::span<const bool> active) {
+  gpulab::WarpAccess a;
+  a.width_bytes = 4;
+  for (int lane = 0; lane < 32; ++lane)
+    if (active[lane]) a.byte_address[lane] = static_cast<std::uint32_t>(index(lane)) * 4u;
+  return Request{std::move(step), a};
+}
+
+void add(RequestSummary& total, const Request& r) {
+  const auto rep = gpulab::analyze_bank_conflicts(r.access);
+  ++total.requests;
+  total.wavefronts += rep.wavefronts;
+  total.ideal_wavefronts += rep.ideal_wavefronts;
+  total.max_way = std::max(total.max_way, rep.max_way);
+  total.worst_excess = std::max(total.worst_excess, rep.excess());
+}
+
+}  // namespace
+
+// ---- stages -----------------------------------------------------------------------------------------
+
+std::vector<Stage> all_stages() {
+  std::vector<Stage> out;
+  for (const auto& [s, _] : kStageIds) out.push_back(s);
+  return out;
+}
+std::string_view to_string(Stage s) {
+  for (const auto& [stage, id] : kStageIds)
+    if (stage == s) return id;
+  return "?";
+}
+std::optional<Stage> parse_stage(std::string_view id) {
+  for (const auto& [stage, name] : kStageIds)
+    if (name == id) return stage;
+  return std::nullopt;
+}
+bool on_gpu(Stage s) { return s != Stage::cpu && s != Stage::cpu_lsd; }
+bool sorts(Stage s) { return s != Stage::find_max; }
+
+// ---- inputs -----------------------------------------------------------------------------------------
+
+std::vector<KeyDistribution> all_key_distributions() {
+  std::vector<KeyDistribution> out;
+  for (const auto& [d, _] : kDistributionIds) out.push_back(d);
+  return out;
+}
+std::string_view to_string(KeyDistribution d) {
+  for (const auto& [x, id] : kDistributionIds)
+    if (x == d) return id;
+  return "?";
+}
+std::optional<KeyDistribution> parse_key_distribution(std::string_view name) {
+  for (const auto& [x, id] : kDistributionIds)
+    if (id == name) return x;
+  return std::nullopt;
+}
+std::string_view to_string(KeyType t) {
+  switch (t) {
+    case KeyType::u32: return "u32";
+    case KeyType::i32: return "i32";
+    case KeyType::f32: return "f32";
+  }
+  return "?";
+}
+std::optional<KeyType> parse_key_type(std::string_view name) {
+  for (KeyType t : {KeyType::u32, KeyType::i32, KeyType::f32})
+    if (to_string(t) == name) return t;
+  return std::nullopt;
+}
+
+std::vector<std::uint32_t> make_keys(KeyDistribution d, std::size_t n, std::uint64_t seed, KeyType type) {
+  SplitMix64 rng{seed * 0x2545F4914F6CDD1Dull + static_cast<std::uint64_t>(d) * 131 + static_cast<std::uint64_t>(type) + 1};
+  std::vector<std::uint32_t> v(n);
+  switch (d) {
+    case KeyDistribution::uniform:
+    case KeyDistribution::sorted:
+    case KeyDistribution::reverse:
+      for (auto& x : v) x = rng.word();
+      break;
+    case KeyDistribution::small_range:
+      for (auto& x : v) x = value_pattern(rng.below(50), type);
+      break;
+    case KeyDistribution::all_equal:
+      std::fill(v.begin(), v.end(), rng.word());
+      break;
+    case KeyDistribution::few_unique: {
+      const std::array<std::uint32_t, 4> values{rng.word(), rng.word(), rng.word(), rng.word()};
+      for (auto& x : v) x = values[rng.below(4)];
+      break;
+    }
+    case KeyDistribution::entropy_reduced:
+      for (auto& x : v) x = rng.word() & rng.word() & rng.word();
+      break;
+    case KeyDistribution::pow2_max:
+      for (auto& x : v) x = value_pattern(rng.below(65), type);
+      if (n > 0) v[rng.below(static_cast<std::uint32_t>(std::min<std::size_t>(n, UINT32_MAX)))] = value_pattern(64, type);
+      break;
+    case KeyDistribution::all_zero:
+      std::fill(v.begin(), v.end(), value_pattern(0, type));
+      break;
+    case KeyDistribution::all_one:
+      std::fill(v.begin(), v.end(), value_pattern(1, type));
+      break;
+    case KeyDistribution::high_bits:
+      for (auto& x : v) x = rng.below(256) << 24;
+      break;
+    case KeyDistribution::low_bits:
+      for (auto& x : v) x = rng.below(256);
+      break;
+    case KeyDistribution::mixed_sign:
+      for (auto& x : v) x = value_pattern(static_cast<std::int64_t>(rng.below(2001)) - 1000, type);
+      break;
+    case KeyDistribution::int_extremes: {
+      const std::array<std::uint32_t, 5> special{0x80000000u, 0x7fffffffu, 0xffffffffu, 0u, 1u};
+      for (auto& x : v) x = rng.below(3) ? special[rng.below(5)] : rng.word();
+      break;
+    }
+    case KeyDistribution::float_specials: {
+      const std::array<std::uint32_t, 16> special{
+          0x00000000u,               // +0
+          0x80000000u,               // -0
+          0x7f800000u,               // +inf
+          0xff800000u,               // -inf
+          0x7fc00000u, 0x7f800001u,  // +NaN (quiet, signalling payload 1)
+          0xffc00000u, 0xffffffffu,  // -NaN (quiet, all-ones payload)
+          0x00000001u, 0x007fffffu,  // +denormals (smallest, largest)
+          0x80000001u, 0x807fffffu,  // -denormals
+          float_bits(FLT_MAX), float_bits(-FLT_MAX), float_bits(FLT_MIN), float_bits(-FLT_MIN)};
+      for (auto& x : v) {
+        if (rng.below(2)) x = special[rng.below(16)];
+        else x = float_bits((static_cast<float>(rng.word() >> 8) / 16777216.0f - 0.5f) * 2000.0f);
+      }
+      break;
+    }
+  }
+  if (d == KeyDistribution::sorted || d == KeyDistribution::reverse) {
+    std::vector<std::uint32_t> o = ordered_keys(v, type);
+    std::sort(o.begin(), o.end());
+    if (d == KeyDistribution::reverse) std::reverse(o.begin(), o.end());
+    for (std::size_t i = 0; i < n; ++i) v[i] = from_ordered(o[i], type);
+  }
+  return v;
+}
+
+std::vector<std::uint32_t> index_values(std::size_t n) {
+  std::vector<std::uint32_t> v(n);
+  std::iota(v.begin(), v.end(), 0u);
+  return v;
+}
+
+// ---- the oracle -------------------------------------------------------------------------------------
+
+void reference_sort(std::span<const std::uint32_t> keys, std::span<const std::uint32_t> values, KeyType type,
+                    int end_bit, std::vector<std::uint32_t>& keys_out, std::vector<std::uint32_t>& values_out) {
+  const std::size_t n = keys.size();
+  if (!values.empty() && values.size() != n) throw std::invalid_argument("reference_sort: values must match keys");
+  if (n > UINT32_MAX) throw std::invalid_argument("reference_sort: n must fit 32 bits");
+  if (end_bit < 0 || end_bit > 32) throw std::invalid_argument("reference_sort: end_bit must be 0..32");
+  const std::uint32_t m = mask_bits(end_bit);
+  // (sort key << 32) | index, sorted by the sort key with stable 8-bit counting passes (LSD):
+  // equal keys keep their index order, i.e. input order, as std::stable_sort would leave them.
+  std::vector<std::uint64_t> order(n), other(n);
+  for (std::size_t i = 0; i < n; ++i)
+    order[i] = (static_cast<std::uint64_t>(to_ordered(keys[i], type) & m) << 32) | static_cast<std::uint32_t>(i);
+  for (int shift = 0; shift < end_bit; shift += 8) {
+    std::array<std::size_t, 257> start{};
+    for (std::uint64_t x : order) ++start[((x >> (32 + shift)) & 0xffu) + 1];
+    for (int d = 0; d < 256; ++d) start[d + 1] += start[d];
+    for (std::uint64_t x : order) other[start[(x >> (32 + shift)) & 0xffu]++] = x;
+    order.swap(other);
+  }
+  keys_out.resize(n);
+  values_out.resize(values.empty() ? 0 : n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t from = static_cast<std::uint32_t>(order[i]);
+    keys_out[i] = keys[from];
+    if (!values.empty()) values_out[i] = values[from];
+  }
+}
+
+BitSpan reference_span(std::span<const std::uint32_t> keys, KeyType type) {
+  std::uint32_t o = 0, a = 0xffffffffu;
+  for (std::uint32_t k : keys) {
+    o |= to_ordered(k, type);
+    a &= to_ordered(k, type);
+  }
+  return BitSpan{o, a, keys.empty() ? 0u : static_cast<std::uint32_t>(span_bits(o, a)), 0u};
+}
+
+int key_bits(std::span<const std::uint32_t> keys, KeyType type) {
+  return static_cast<int>(reference_span(keys, type).bits);
+}
+
+int seed003_bits(std::int32_t max) {
+  if (max <= 1) return 0;  // log2(1) = 0; log2(0) = -inf and log2(negative) = NaN give no bits either
+  return static_cast<int>(std::ceil(std::log2(static_cast<double>(max))));
+}
+
+std::optional<std::size_t> first_unsorted(std::span<const std::uint32_t> keys, std::span<const std::uint32_t> values,
+                                          KeyType type, int end_bit) {
+  const std::uint32_t m = mask_bits(end_bit);
+  for (std::size_t i = 1; i < keys.size(); ++i) {
+    const std::uint32_t a = to_ordered(keys[i - 1], type) & m, b = to_ordered(keys[i], type) & m;
+    if (a > b) return i;
+    if (!values.empty() && a == b && values[i - 1] >= values[i]) return i;  // stability (values = indices)
+  }
+  return std::nullopt;
+}
+
+// ---- a stage's output and its verdict ---------------------------------------------------------------
+
+std::size_t values_offset(std::size_t n) { return gpulab::round_up(n, 64) + 64; }
+
+std::size_t output_words(std::size_t n, bool pairs) { return pairs ? values_offset(n) + n : n; }
+
+std::vector<std::uint32_t> expected_output(std::span<const std::uint32_t> keys, std::span<const std::uint32_t> values,
+                                           KeyType type, int end_bit, std::uint32_t gap) {
+  std::vector<std::uint32_t> k, v;
+  reference_sort(keys, values, type, end_bit, k, v);
+  if (values.empty()) return k;
+  const std::size_t n = keys.size(), off = values_offset(n);
+  k.resize(off + n, gap);
+  std::copy(v.begin(), v.end(), k.begin() + static_cast<std::ptrdiff_t>(off));
+  return k;
+}
+
+namespace {
+
+// "words 3..7 of the keys: got {...}, expected {...}"
+std::string window(std::string_view what, std::span<const std::uint32_t> got, std::span<const std::uint32_t> expected,
+                   std::size_t at, std::size_t begin, std::size_t end) {
+  const std::size_t lo = std::max(begin, at >= begin + 2 ? at - 2 : begin), hi = std::min(end, at + 3);
+  std::ostringstream o;
+  o << what << " " << lo - begin << ".." << hi - 1 - begin << ": got {";
+  for (std::size_t i = lo; i < hi; ++i) o << (i > lo ? ", " : "") << hex(got[i]);
+  o << "}, expected {";
+  for (std::size_t i = lo; i < hi; ++i) o << (i > lo ? ", " : "") << hex(expected[i]);
+  o << "}";
+  return o.str();
+}
+
+}  // namespace
+
+gpulab::CheckResult judge_sort(std::span<const std::uint32_t> keys, std::span<const std::uint32_t> values, KeyType type,
+                               int end_bit, std::span<const std::uint32_t> expected, std::span<const std::uint32_t> got) {
+  if (got.size() != expected.size())
+    return gpulab::CheckResult::fail("the output has " + std::to_string(got.size()) + " words, expected " +
+                                     std::to_string(expected.size()));
+  const std::size_t n = keys.size();
+  std::size_t first = 0;
+  while (first < got.size() && got[first] == expected[first]) ++first;
+  if (first == got.size()) return gpulab::CheckResult::pass();
+  const std::uint32_t m = mask_bits(end_bit);
+  auto ord = [&](std::uint32_t k) { return to_ordered(k, type) & m; };
+  auto fail = [&](std::string message, std::string detail) {
+    gpulab::CheckResult r = gpulab::CheckResult::fail(std::move(message), std::move(detail));
+    r.first_mismatch = first;
+    r.mismatch_count = 0;
+    for (std::size_t i = first; i < got.size(); ++i) r.mismatch_count += got[i] != expected[i];
+    return r;
+  };
+  const std::string bits = " (the key order of " + std::string(to_string(type)) + ", bits [0, " + std::to_string(end_bit) + "))";
+  if (first < n) {  // the keys
+    for (std::size_t i = 1; i < n; ++i)
+      if (ord(got[i - 1]) > ord(got[i]))
+        return fail("not sorted at i = " + std::to_string(i) + ": key " + hex(got[i - 1]) + " before " + hex(got[i]) + bits,
+                    window("keys", got, expected, i, 0, n));
+    const std::size_t i = first;
+    if (ord(got[i]) == ord(expected[i]))
+      return fail("unstable: equal keys out of input order at i = " + std::to_string(i) + ": key " + hex(got[i]) +
+                      " where the stable order has " + hex(expected[i]) + ", equal to it in bits [0, " +
+                      std::to_string(end_bit) + ")",
+                  window("keys", got, expected, i, 0, n));
+    return fail("keys lost or duplicated at i = " + std::to_string(i) + ": key " + hex(got[i]) + ", the input's sorted key there is " +
+                    hex(expected[i]) + bits,
+                window("keys", got, expected, i, 0, n));
+  }
+  const std::size_t off = values_offset(n);
+  if (values.empty() || first < off)
+    return fail("wrote past the n keys, at word " + std::to_string(first) + ": " + hex(got[first]) +
+                    " (the words after the keys are never written)",
+                window("words", got, expected, first, 0, got.size()));
+  const std::size_t i = first - off;
+  const std::uint32_t v = got[first];
+  if (v >= n || keys[v] != got[i])
+    return fail("values do not travel with their keys at i = " + std::to_string(i) + ": value " + hex(v) + " beside key " +
+                    hex(got[i]) + (v < n ? ", but input key " + std::to_string(v) + " is " + hex(keys[v]) : std::string(", not an index")),
+                window("values", got, expected, first, off, got.size()));
+  return fail("unstable: equal keys out of input order at i = " + std::to_string(i) + ": key " + hex(got[i]) +
+                  " carries value (original index) " + std::to_string(v) + ", the stable order has " +
+                  std::to_string(expected[first]),
+              window("values", got, expected, first, off, got.size()));
+}
+
+gpulab::CheckResult judge_span(const BitSpan& expected, std::span<const std::uint32_t> got) {
+  const std::array<std::uint32_t, 4> want{expected.or_all, expected.and_all, expected.bits, expected.reserved};
+  if (got.size() != want.size())
+    return gpulab::CheckResult::fail("the output has " + std::to_string(got.size()) + " words, expected 4 (a BitSpan)");
+  if (std::equal(want.begin(), want.end(), got.begin())) return gpulab::CheckResult::pass();
+  std::ostringstream o;
+  o << "BitSpan {or " << hex(got[0]) << ", and " << hex(got[1]) << ", bits " << got[2] << ", reserved " << got[3]
+    << "}, expected {or " << hex(want[0]) << ", and " << hex(want[1]) << ", bits " << want[2] << ", reserved 0}";
+  const std::size_t at = static_cast<std::size_t>(std::mismatch(want.begin(), want.end(), got.begin()).first - want.begin());
+  const char* field[] = {"or_all", "and_all", "bits", "reserved"};
+  gpulab::CheckResult r = gpulab::CheckResult::fail(std::string(field[at]) + " is wrong: " + o.str());
+  r.first_mismatch = at;
+  return r;
+}
+
+// ---- the model of a run -----------------------------------------------------------------------------
+
+int passes(Stage s, const Problem& p) {
+  check_problem(p);
+  switch (s) {
+    case Stage::cpu:
+    case Stage::find_max: return 0;
+    case Stage::cpu_lsd: return pass_count(p.end_bit, 8);
+    case Stage::split_global: return std::min(p.data_bits, p.end_bit);
+    case Stage::split_scan_fused:
+    case Stage::split_onepass: return p.end_bit;
+    case Stage::digit4: return pass_count(p.end_bit, kDigit4RadixBits);
+    case Stage::onesweep: return pass_count(p.end_bit, p.radix_bits);
+  }
+  return 0;
+}
+
+std::size_t digit4_tile_size(const Problem& p) {
+  if (p.n == 0) return 0;
+  const std::size_t chunks = gpulab::ceil_div(p.n, kDigit4Chunk);
+  const std::size_t processors = static_cast<std::size_t>(p.multiprocessors) * p.digit4_blocks_per_sm;
+  return gpulab::ceil_div(chunks, std::min(processors, chunks)) * kDigit4Chunk;
+}
+
+std::size_t digit4_tiles(const Problem& p) { return p.n == 0 ? 0 : gpulab::ceil_div(p.n, digit4_tile_size(p)); }
+
+long work_efficient_scan_launches(std::size_t n) { return 2L * ceil_log2(n); }
+
+long launches(Stage s, const Problem& p) {
+  check_problem(p);
+  if (!on_gpu(s)) return 0;
+  if (s == Stage::find_max) return p.n == 0 ? 1 : std::max(1, ceil_log2(p.n));
+  if (p.n == 0) return 0;
+  const long P = passes(s, p);
+  switch (s) {
+    case Stage::split_global:
+      return std::max(1, ceil_log2(p.n)) + P * (work_efficient_scan_launches(p.n) + 3);
+    case Stage::split_scan_fused: return 2 * P;
+    case Stage::split_onepass: return P == 0 ? 0 : 1 + P;
+    case Stage::digit4: return 3 * P;
+    case Stage::onesweep: return P == 0 ? 0 : 1 + P;
+    default: return 0;
+  }
+}
+
+long host_syncs(Stage s, const Problem& p) {
+  if (s != Stage::split_global || p.n == 0) return 0;
+  return 1 + 2L * passes(s, p);
+}
+
+long host_copy_bytes(Stage s, const Problem& p) {
+  if (s != Stage::split_global || p.n == 0) return 0;
+  return static_cast<long>(sizeof(BitSpan)) + 8L * passes(s, p);
+}
+
+Traffic traffic(Stage s, const Problem& p) {
+  check_problem(p);
+  Traffic t;
+  const double n = static_cast<double>(p.n);
+  const int P = passes(s, p);
+  const double moved = 8.0 * n;  // a pass reads and writes every key (or value) once: 8 bytes each
+  if (p.n == 0) {
+    if (s == Stage::find_max) t.state_bytes = 16;
+    return t;
+  }
+  switch (s) {
+    case Stage::cpu:
+      t.key_bytes = moved;
+      t.value_bytes = p.pairs ? moved : 0;
+      break;
+    case Stage::cpu_lsd:
+      t.key_bytes = P * (moved + 4 * n);  // count pass + scatter pass per digit
+      t.value_bytes = p.pairs ? P * moved : 0;
+      break;
+    case Stage::find_max: t.state_bytes = find_max_bytes(p.n); break;
+    case Stage::split_global: {
+      const double padded = std::ldexp(1.0, ceil_log2(p.n));
+      t.state_bytes = find_max_bytes(p.n);
+      if (P == 0) {
+        t.key_bytes = moved;
+        t.value_bytes = p.pairs ? moved : 0;
+        break;
+      }
+      // Per bit: map (key in; b, f out), scan, t (f in, t out), scatter (key, b, t, f in; key out).
+      t.key_bytes = P * (4 * n + moved);
+      t.value_bytes = p.pairs ? P * moved : 0;
+      t.state_bytes += P * ((4 * n + 4 * padded) + work_efficient_scan_bytes(static_cast<std::size_t>(padded)) +
+                            8 * n + 12 * n + 8 /* the two host reads */);
+      t.state_bytes += 16;  // the span read back
+      break;
+    }
+    case Stage::split_scan_fused: {
+      const double tiles = std::ceil(n / kSplitTile);
+      if (P == 0) {
+        t.key_bytes = moved;
+        t.value_bytes = p.pairs ? moved : 0;
+        break;
+      }
+      // Per bit: the scan reads the keys and writes f; the scatter reads keys and f, writes keys.
+      t.key_bytes = P * (4 * n + moved);
+      t.value_bytes = p.pairs ? P * moved : 0;
+      t.state_bytes = P * (8 * n + 3 * 8 * tiles + 8) + P * (8 * tiles + 8);  // f; look-back words; memset
+      break;
+    }
+    case Stage::split_onepass: {
+      const double tiles = std::ceil(n / kSplitTile);
+      if (P == 0) {
+        t.key_bytes = moved;
+        t.value_bytes = p.pairs ? moved : 0;
+        break;
+      }
+      t.key_bytes = 4 * n + P * moved;
+      t.value_bytes = p.pairs ? P * moved : 0;
+      t.state_bytes = P * (3 * 8 * tiles + 4) + P * (8 * tiles + 4) + 128;
+      break;
+    }
+    case Stage::digit4: {
+      if (P == 0) {
+        t.key_bytes = moved;
+        t.value_bytes = p.pairs ? moved : 0;
+        break;
+      }
+      const double G = static_cast<double>(digit4_tiles(p));
+      t.key_bytes = P * (4 * n + moved);  // upsweep reads, downsweep reads and writes
+      t.value_bytes = p.pairs ? P * moved : 0;
+      t.state_bytes = P * 4.0 * (4 * kDigit4Digits * G);  // counts: written, spine read + write, downsweep read
+      break;
+    }
+    case Stage::onesweep: {
+      if (P == 0) {
+        t.key_bytes = moved;
+        t.value_bytes = p.pairs ? moved : 0;
+        break;
+      }
+      const double digits = std::ldexp(1.0, p.radix_bits), tiles = std::ceil(n / kOnesweepTile);
+      t.key_bytes = 4 * n + P * moved;  // histogram reads once; each pass reads and writes
+      t.value_bytes = p.pairs ? P * moved : 0;
+      // bins; look-back words: memset, aggregate, prefix, and the next tile's window of
+      // kOnesweepLookBackWindow words (one round trip usually ends the walk); tile counters.
+      t.state_bytes = P * digits * 4 * 3 + P * tiles * digits * 4 * (3 + kOnesweepLookBackWindow) + P * 8;
+      break;
+    }
+  }
+  return t;
+}
+
+double bytes_per_key(Stage s, const Problem& p) { return p.n == 0 ? 0 : traffic(s, p).total() / static_cast<double>(p.n); }
+
+double predicted_ms(Stage s, const Problem& p, double sigma_us, double gbps, double sync_us) {
+  return launches(s, p) * sigma_us / 1000.0 + host_syncs(s, p) * sync_us / 1000.0 + traffic(s, p).total() / (gbps * 1e6);
+}
+
+double launch_bound_crossover(Stage s, Problem p, double sigma_us, double gbps) {
+  auto gap = [&](double n) {  // bandwidth time minus launch time, in ms
+    p.n = static_cast<std::size_t>(n);
+    return traffic(s, p).total() / (gbps * 1e6) - launches(s, p) * sigma_us / 1000.0;
+  };
+  double lo = 1, hi = 2;
+  while (gap(hi) < 0) {
+    lo = hi;
+    hi *= 2;
+    if (hi > 1e13) return std::numeric_limits<double>::infinity();
+  }
+  for (int i = 0; i < 60 && hi - lo > 1; ++i) {
+    const double mid = std::floor((lo + hi) / 2);
+    (gap(mid) < 0 ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+// ---- scatter and shared memory ----------------------------------------------------------------------
+
+double expected_sectors_per_written_key(int radix_bits, int tile_keys) {
+  if (radix_bits < 1 || radix_bits > 16 || tile_keys < 1) throw std::invalid_argument("expected_sectors: bad arguments");
+  const double digits = std::ldexp(1.0, radix_bits), q = 1.0 / digits, S = tile_keys;
+  // sectors(L): a run of L 4-byte keys starting at slot `off` (0..7) of its first 8-slot sector.
+  auto sectors = [](int L) {
+    double sum = 0;
+    for (int off = 0; off < 8; ++off) sum += std::floor((off + L - 1) / 8.0) + 1;
+    return sum / 8;
+  };
+  double expected = 0;
+  const double log_norm = std::lgamma(S + 1);
+  for (int L = 1; L <= tile_keys; ++L) {
+    const double log_pmf = log_norm - std::lgamma(L + 1.0) - std::lgamma(S - L + 1) + L * std::log(q) +
+                           (S - L) * std::log1p(-q);
+    expected += std::exp(log_pmf) * sectors(L);
+  }
+  return digits * expected / S;
+}
+
+int counter_bytes_per_warp(int radix_bits) { return (1 << radix_bits) * 32 * 4; }
+
+int digit4_downsweep_shared_bytes(bool pairs) {
+  // Two padded chunks (the one being ranked, the next one arriving), keys and values.
+  const int padded = kDigit4Chunk + kDigit4Chunk / 32;
+  const int words = 2 * padded + (pairs ? 2 * padded : 1) + kDigit4Digits * kDigit4Threads +
+                    (kDigit4Threads / 32) * kDigit4Digits + kDigit4Digits;
+  return 4 * words;
+}
+
+int onesweep_pass_shared_bytes(int radix_bits, bool pairs) {
+  // warp_offsets, digit_base, scan_totals, the tile's keys (and values), the tile number.
+  const int digits = 1 << radix_bits, warps = kOnesweepThreads / 32;
+  const int words = warps * digits + digits + 2 * warps + kOnesweepTile + (pairs ? kOnesweepTile : 1) + 1;
+  return 4 * words;
+}
+
+// ---- bank conflicts ---------------------------------------------------------------------------------
+
+int counter_word(CounterLayout layout, int radix_bits, int lane, int digit) {
+  return layout == CounterLayout::per_lane ? digit * 32 + lane : lane * (1 << radix_bits) + digit;
+}
+
+std::vector<Request> digit_count_requests(int radix_bits, CounterLayout layout, std::span<const int> lane_digits) {
+  if (lane_digits.size() != 32) throw std::invalid_argument("digit_count_requests: 32 lane digits");
+  std::array<bool, 32> active{};
+  for (int l = 0; l < 32; ++l) active[l] = lane_digits[l] >= 0;
+  auto word = [&](int l) { return counter_word(layout, radix_bits, l, std::max(lane_digits[l], 0)); };
+  return {word_request("counter load", word, active), word_request("counter store", word, active)};
+}
+
+RequestSummary digit4_upsweep_summary(std::span<const std::uint32_t> keys, KeyType type, int end_bit, int pass,
+                                      const Problem& p, CounterLayout layout) {
+  RequestSummary total;
+  const std::size_t n = keys.size();
+  if (n == 0) return total;
+  Problem q = p;
+  q.n = n;
+  const std::size_t tile_size = digit4_tile_size(q), tiles = digit4_tiles(q);
+  const std::vector<std::uint32_t> in = digit4_pass_input(keys, type, pass);  // ordered keys
+  const int shift = pass * kDigit4RadixBits, bits = pass_bits(end_bit, kDigit4RadixBits, pass);
+  constexpr int kWarps = kDigit4Threads / 32;
+  std::array<bool, 32> all{};
+  all.fill(true);
+  std::array<bool, 32> first16{};
+  for (int l = 0; l < 16; ++l) first16[l] = true;
+  auto counter = [&](int warp, int lane, int d) { return warp * kDigit4Digits * 32 + counter_word(layout, kDigit4RadixBits, lane, d); };
+  const int warp_counts_base = kWarps * kDigit4Digits * 32;  // the second shared array follows the first
+  for (std::size_t g = 0; g < tiles; ++g) {
+    const std::size_t begin = g * tile_size, end = std::min(begin + tile_size, n);
+    for (int w = 0; w < kWarps; ++w) {
+      for (int d = 0; d < kDigit4Digits; ++d)
+        add(total, word_request("clear", [&](int l) { return counter(w, l, d); }, all));
+      // Steps: lane l of warp w reads keys begin + 4 (32 w + l) + 1024 k .. + 3.
+      for (std::size_t step = begin + 4 * 32 * static_cast<std::size_t>(w); step < end; step += 4 * kDigit4Threads) {
+        for (int c = 0; c < 4; ++c) {
+          std::array<bool, 32> active{};
+          std::array<int, 32> digit{};
+          for (int l = 0; l < 32; ++l) {
+            const std::size_t i = step + 4 * static_cast<std::size_t>(l) + c;
+            active[l] = i < end;
+            digit[l] = active[l] ? static_cast<int>(digit_of(in[i], shift, bits)) : 0;
+          }
+          auto word = [&](int l) { return counter(w, l, digit[l]); };
+          add(total, word_request("count load", word, active));
+          add(total, word_request("count store", word, active));
+        }
+      }
+      for (int d = 0; d < kDigit4Digits; ++d)
+        add(total, word_request("warp sum load", [&](int l) { return counter(w, l, d); }, all));
+      add(total, word_request("warp total store", [&](int l) { return warp_counts_base + w * kDigit4Digits + l; }, first16));
+    }
+    for (int w = 0; w < kWarps; ++w)
+      add(total, word_request("block sum load", [&](int l) { return warp_counts_base + w * kDigit4Digits + l; }, first16));
+  }
+  return total;
+}
+
+RequestSummary digit4_reorder_summary(std::span<const std::uint32_t> keys, KeyType type, int end_bit, int pass,
+                                      const Problem& p) {
+  RequestSummary total;
+  const std::size_t n = keys.size();
+  if (n == 0) return total;
+  Problem q = p;
+  q.n = n;
+  const std::size_t tile_size = digit4_tile_size(q), tiles = digit4_tiles(q);
+  const std::vector<std::uint32_t> in = digit4_pass_input(keys, type, pass);
+  const int shift = pass * kDigit4RadixBits, bits = pass_bits(end_bit, kDigit4RadixBits, pass);
+  std::array<bool, 32> all{};
+  all.fill(true);
+  std::vector<int> rank(kDigit4Chunk);
+  for (std::size_t g = 0; g < tiles; ++g) {
+    const std::size_t begin = g * tile_size, end = std::min(begin + tile_size, n);
+    for (std::size_t chunk = begin; chunk < end; chunk += kDigit4Chunk) {
+      const int valid = static_cast<int>(std::min<std::size_t>(kDigit4Chunk, end - chunk));
+      // The stable rank by digit; positions past `valid` carry digit 15 (the reference's padding).
+      std::array<int, kDigit4Digits> count{}, start{};
+      auto digit_at = [&](int pos) {
+        return pos < valid ? static_cast<int>(digit_of(in[chunk + pos], shift, bits)) : kDigit4Digits - 1;
+      };
+      for (int pos = 0; pos < kDigit4Chunk; ++pos) ++count[digit_at(pos)];
+      for (int d = 1; d < kDigit4Digits; ++d) start[d] = start[d - 1] + count[d - 1];
+      for (int pos = 0; pos < kDigit4Chunk; ++pos) rank[pos] = start[digit_at(pos)]++;
+      // Step 5's store: warp w, item i: lane l (thread t = 32 w + l) stores at padded(rank[16 t + i]).
+      for (int w = 0; w < kDigit4Threads / 32; ++w)
+        for (int i = 0; i < kDigit4Items; ++i)
+          add(total, word_request("rank store", [&](int l) {
+                const int r = rank[(32 * w + l) * kDigit4Items + i];
+                return r + r / 32;
+              }, all));
+    }
+  }
+  return total;
+}
+
+RequestSummary digit4_downsweep_summary(std::span<const std::uint32_t> keys, KeyType type, int end_bit, int pass,
+                                        const Problem& p) {
+  RequestSummary total;
+  const std::size_t n = keys.size();
+  if (n == 0) return total;
+  Problem q = p;
+  q.n = n;
+  const std::size_t tile_size = digit4_tile_size(q), tiles = digit4_tiles(q);
+  const std::vector<std::uint32_t> in = digit4_pass_input(keys, type, pass);
+  const int shift = pass * kDigit4RadixBits, bits = pass_bits(end_bit, kDigit4RadixBits, pass);
+  constexpr int kT = kDigit4Threads, kWarps = kT / 32, kD = kDigit4Digits, kI = kDigit4Items;
+  constexpr int kPadded = kDigit4Chunk + kDigit4Chunk / 32;
+  auto padded = [](int k) { return k + k / 32; };
+  // The reference's DownsweepShared, word by word: two staged chunks (and two of values), the
+  // per-thread table, the warp counts, the digit bases.
+  const int values_base = 2 * kPadded;
+  const int counters_base = values_base + (p.pairs ? 2 * kPadded : 1);
+  const int warp_counts_base = counters_base + kD * kT;
+  const int digit_base_base = warp_counts_base + kWarps * kD;
+  std::array<bool, 32> all{}, lane31{}, first16{};
+  all.fill(true);
+  lane31[31] = true;
+  for (int l = 0; l < kD; ++l) first16[l] = true;
+  int slot = 0;
+  for (std::size_t g = 0; g < tiles; ++g) {
+    const std::size_t begin = g * tile_size, end = std::min(begin + tile_size, n);
+    for (std::size_t chunk = begin; chunk < end; chunk += kDigit4Chunk, slot ^= 1) {
+      const int valid = static_cast<int>(std::min<std::size_t>(kDigit4Chunk, end - chunk));
+      for (int w = 0; w < kWarps; ++w) {
+        // 1. The striped copy (cp.async, 4 bytes a lane): word j * 256 + t to its padded place.
+        for (int j = 0; j < kI; ++j) {
+          std::array<bool, 32> active{};
+          for (int l = 0; l < 32; ++l) active[l] = j * kT + 32 * w + l < valid;
+          if (std::none_of(active.begin(), active.end(), [](bool a) { return a; })) continue;
+          auto word = [&](int l) { return slot * kPadded + padded(j * kT + 32 * w + l); };
+          add(total, word_request("stage keys", word, active));
+          if (p.pairs) add(total, word_request("stage values", [&](int l) { return values_base + word(l); }, active));
+        }
+        // 2. Blocked reads: item i of thread t is chunk word 16 t + i (every item, valid or not).
+        for (int i = 0; i < kI; ++i) {
+          auto word = [&](int l) { return slot * kPadded + padded((32 * w + l) * kI + i); };
+          add(total, word_request("blocked key load", word, all));
+          if (p.pairs) add(total, word_request("blocked value load", [&](int l) { return values_base + word(l); }, all));
+        }
+        // 3. Lane 31 stores the warp's two totals of each digit pair.
+        for (int d = 0; d < kD; ++d)
+          add(total, word_request("warp total store", [&](int) { return warp_counts_base + w * kD + d; }, lane31));
+      }
+      // 4. Warp 0, lanes 0..15: the warps' counts, then their offsets, and the digit bases.
+      for (int w = 0; w < kWarps; ++w)
+        add(total, word_request("warp count load", [&](int l) { return warp_counts_base + w * kD + l; }, first16));
+      for (int w = 0; w < kWarps; ++w)
+        add(total, word_request("warp offset store", [&](int l) { return warp_counts_base + w * kD + l; }, first16));
+      add(total, word_request("digit base store", [&](int l) { return digit_base_base + l; }, first16));
+      // 5. The per-thread table (column t), then per item its data-dependent reads.
+      std::vector<int> digit(kDigit4Chunk);
+      for (int pos = 0; pos < kDigit4Chunk; ++pos)
+        digit[pos] = pos < valid ? static_cast<int>(digit_of(in[chunk + pos], shift, bits)) : kD - 1;
+      for (int w = 0; w < kWarps; ++w) {
+        for (int d = 0; d < kD; ++d) {
+          add(total, word_request("warp offset load", [&](int) { return warp_counts_base + w * kD + d; }, all));
+          add(total, word_request("table store", [&](int l) { return counters_base + d * kT + 32 * w + l; }, all));
+        }
+        for (int i = 0; i < kI; ++i) {
+          std::array<bool, 32> active{};
+          for (int l = 0; l < 32; ++l) active[l] = (32 * w + l) * kI + i < valid;
+          if (std::none_of(active.begin(), active.end(), [](bool a) { return a; })) continue;
+          auto d_of = [&](int l) { return digit[(32 * w + l) * kI + i]; };
+          add(total, word_request("table load", [&](int l) { return counters_base + d_of(l) * kT + 32 * w + l; }, active));
+          add(total, word_request("digit base load", [&](int l) { return digit_base_base + d_of(l); }, active));
+        }
+      }
+    }
+  }
+  return total;
+}
+
+double digit4_scatter_sectors_per_key(int chunks, std::uint64_t seed) {
+  SplitMix64 rng{seed};
+  constexpr int kT = kDigit4Threads, kD = kDigit4Digits, kI = kDigit4Items;
+  double sectors = 0, keys = 0;
+  for (int c = 0; c < chunks; ++c) {
+    std::vector<int> digit(kDigit4Chunk), rank(kDigit4Chunk);
+    std::array<int, kD> count{};
+    for (int pos = 0; pos < kDigit4Chunk; ++pos) rank[pos] = count[digit[pos] = static_cast<int>(rng.below(kD))]++;
+    // Digit d's run of this chunk starts at a random word of its first sector, far from the others.
+    std::array<std::uint64_t, kD> base{};
+    for (int d = 0; d < kD; ++d) base[d] = (static_cast<std::uint64_t>(d) << 32) + rng.below(8);
+    for (int w = 0; w < kT / 32; ++w)
+      for (int i = 0; i < kI; ++i) {  // one store instruction: lane l writes item i of thread 32 w + l
+        std::set<std::uint64_t> touched;
+        for (int l = 0; l < 32; ++l) {
+          const int pos = (32 * w + l) * kI + i;
+          touched.insert((base[digit[pos]] + static_cast<std::uint64_t>(rank[pos])) / 8);
+        }
+        sectors += static_cast<double>(touched.size());
+        keys += 32;
+      }
+  }
+  return sectors / keys;
+}
+
+// ---- paths --------------------------------------------------------------------------------------------
+
+std::vector<std::string> paths(Stage s, const Problem& p) {
+  check_problem(p);
+  if (!on_gpu(s)) return {};
+  std::vector<std::string> out{std::string(to_string(p.key)) + " keys"};
+  const auto block = static_cast<std::size_t>(p.block);
+  if (s == Stage::find_max) {
+    if (p.n == 0) {
+      out.push_back("n = 0: the identities written");
+      return out;
+    }
+    out.push_back(p.n <= 2 ? "one launch" : "a launch per level");
+    if (!gpulab::is_pow2(p.n)) out.push_back("a level with an odd node");
+    if (gpulab::ceil_div(gpulab::ceil_div(p.n, 2), block) > 1) out.push_back("several blocks per launch");
+    return out;
+  }
+  out.push_back(p.pairs ? "pairs" : "keys only");
+  if (p.n == 0) {
+    out.push_back("n = 0: nothing to do");
+    return out;
+  }
+  if (s == Stage::split_global) out.push_back(p.n <= 2 ? "find-max: one launch" : "find-max: a launch per level");
+  const int P = passes(s, p);
+  if (P == 0) {
+    out.push_back("zero passes: a copy");
+    return out;
+  }
+  out.push_back(P % 2 ? "an odd pass count" : "an even pass count");
+  const int r = s == Stage::digit4 ? kDigit4RadixBits : s == Stage::onesweep ? p.radix_bits : 1;
+  if (p.end_bit % r != 0) out.push_back("a short last pass");
+  switch (s) {
+    case Stage::split_global:
+      if (!gpulab::is_pow2(p.n)) out.push_back("the scan's padding past n");
+      if (p.n > block) out.push_back("several blocks per launch");
+      break;
+    case Stage::split_scan_fused:
+    case Stage::split_onepass:
+      out.push_back(p.n > static_cast<std::size_t>(kSplitTile) ? "several tiles: the look-back" : "one tile");
+      if (p.n % kSplitTile != 0) out.push_back("a partial tile");
+      if (s == Stage::split_scan_fused && p.n % 4 != 0) out.push_back("a partial vector in the scatter");
+      break;
+    case Stage::digit4: {
+      const std::size_t G = digit4_tiles(p);
+      out.push_back(G > 1 ? "several tiles" : "one tile");
+      if (digit4_tile_size(p) > static_cast<std::size_t>(kDigit4Chunk)) out.push_back("several chunks per tile");
+      if (p.n % kDigit4Chunk != 0) out.push_back("a partial chunk");
+      if (kDigit4Digits * G > 1024) out.push_back("the spine loops over the count matrix");
+      if (p.counters == CounterLayout::per_thread) out.push_back("per-thread counters");
+      break;
+    }
+    case Stage::onesweep:
+      out.push_back("r = " + std::to_string(p.radix_bits));
+      out.push_back(p.n > static_cast<std::size_t>(kOnesweepTile) ? "several tiles: the look-back" : "one tile");
+      if (p.n >= static_cast<std::size_t>(kOnesweepTile)) out.push_back("full tiles");
+      if (p.n % kOnesweepTile != 0) out.push_back("a partial tile");
+      break;
+    default: break;
+  }
+  return out;
+}
+
+}  // namespace radix_sort::model
