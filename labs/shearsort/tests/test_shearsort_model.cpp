@@ -155,8 +155,8 @@ TEST_CASE("tile model: compare-exchanges and shared accesses per thread (labs-br
     // The request list has exactly one warp request per shared access of a thread.
     CHECK(static_cast<long>(tile_requests(r.v).size()) == c.shared_accesses_per_thread());
   }
-  CHECK(tile_cost(TileVariant::bitonic).comparisons_per_key() == Approx(27.5));
-  CHECK(tile_cost(TileVariant::shear_padded).comparisons_per_key() == Approx(65.65625));
+  CHECK(tile_cost(TileVariant::bitonic).comparisons_per_key() == Catch::Approx(27.5));
+  CHECK(tile_cost(TileVariant::shear_padded).comparisons_per_key() == Catch::Approx(65.65625));
 }
 
 TEST_CASE("bank model: excess wavefronts per tile are the brief's (2560, 142104, 0, 0, 0)", "[cpu][model][bank]") {
@@ -209,7 +209,7 @@ TEST_CASE("merge model: passes, bytes, launches (labs-brief §4.4)", "[cpu][mode
   CHECK(agpu_dway_passes(8, 1, 2) == 3);
   CHECK(agpu_dway_passes(8, 1, 8) == 1);
   // 004 §7.4.1: the merge time is about independent of d.
-  CHECK(dway_merge_steps(n24, 4) == Approx(dway_merge_steps(n24, 16)).epsilon(0.15));  // ceil(log_d) rounds up
+  CHECK(dway_merge_steps(n24, 4) == Catch::Approx(dway_merge_steps(n24, 16)).epsilon(0.15));  // ceil(log_d) rounds up
 }
 
 TEST_CASE("d-way heap: shared bytes and resident warps (004 §7.3.6, labs-brief §4.4)", "[cpu][model][heap]") {
