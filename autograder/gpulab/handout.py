@@ -197,7 +197,8 @@ def export(src: Path, dest: Path, release: bool = False) -> dict[str, int]:
         text = _read_text(src / rel)
         if text is not None and "SOLUTION" in text:
             strip_solutions(text, str(rel))
-    files = [rel for rel in files if rel not in unshown_images(src, files, release)]
+    unshown = unshown_images(src, files, release)   # once: it reads every text file of the course
+    files = [rel for rel in files if rel not in unshown]
     for rel in files:
         n = export_file(src / rel, dest / destination(rel), release)
         if n:
