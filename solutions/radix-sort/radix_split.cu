@@ -1,5 +1,5 @@
 // Reference, part 1 of 3: the CPU sorts and the 1-bit LSD sorts (one pass per bit).
-//   cpu               sort_cpu               std::stable_sort on the ordered key (the oracle's method)
+//   cpu               sort_cpu               std::stable_sort keyed on to_ordered: the oracle itself
 //   cpu-lsd           sort_cpu_lsd           host LSD radix, r = 8: the CPU speed reference
 //   find-max          find_key_bits          seed 003's global tree, on (OR, AND): the bits K to sort
 //   split-global      sort_split_global      seed 003 as written: map, work-efficient global scan,

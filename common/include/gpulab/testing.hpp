@@ -4,6 +4,10 @@
 #include <catch2/catch_all.hpp>
 #else
 #include <catch2/catch.hpp>
+// Catch2 v3 spells it Catch::Approx, Debian's v2 Catch::Detail::Approx: tests write Catch::Approx.
+namespace Catch {
+using Detail::Approx;
+}
 #endif
 
 #include <string>

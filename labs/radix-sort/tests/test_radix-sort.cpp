@@ -27,11 +27,7 @@ namespace rl = radix_sort::lab;
 using gpulab::Distribution;
 using gpulab::Problem;
 using gpulab::StageStatus;
-#ifdef GPULAB_CATCH2_V3
 using Catch::Approx;
-#else
-using Catch::Detail::Approx;
-#endif
 
 std::uint32_t fbits(float f) { return std::bit_cast<std::uint32_t>(f); }
 
@@ -154,7 +150,7 @@ TEST_CASE("oracle: stable, in the key order, bits [0, end_bit) only; equal to st
   m::reference_sort(keys, m::index_values(5), KeyType::u32, 4, k, v);
   CHECK(k == std::vector<std::uint32_t>{0x01, 0x22, 0x12, 0x13, 0x03});
   CHECK(v == std::vector<std::uint32_t>{4, 2, 3, 0, 1});
-  // The float specials in the decided order (labs-brief Decision 1).
+  // The float specials in the lab's order (README.md, "The problem").
   const std::vector<std::uint32_t> f{fbits(1.0f), 0x00000000u, 0x7fc00000u, 0x80000000u, 0xffc00000u, fbits(-INFINITY)};
   m::reference_sort(f, {}, KeyType::f32, 32, k, v);
   CHECK(k == std::vector<std::uint32_t>{0xffc00000u, fbits(-INFINITY), 0x80000000u, 0x00000000u, fbits(1.0f), 0x7fc00000u});

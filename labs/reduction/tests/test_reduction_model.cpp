@@ -19,11 +19,7 @@ namespace {
 using namespace reduction;
 namespace m = reduction::model;
 using gpulab::Distribution;
-#ifdef GPULAB_CATCH2_V3
 using Catch::Approx;
-#else
-using Catch::Detail::Approx;
-#endif
 
 template <class Op>
 Value<Op> fold(const std::vector<Value<Op>>& v) {

@@ -25,7 +25,7 @@ Problem with_input(Problem p, int input) { return p.with("input", input); }
 
 gpulab::StageResult run(const std::string& stage, const Problem& p) { return gpulab::testing::check(stage, p); }
 
-// labs-brief §4.6 for a stage that sorts tiles: every edge size (0, 1, 31, 32, 33, 1023, 1025, 2^k
+// The edge cases of a stage that sorts tiles: every edge size (0, 1, 31, 32, 33, 1023, 1025, 2^k
 // and 2^k - 3 for k = 10..16) with uniform keys and the lab's inputs -- the 0-1 tile that needs the
 // final column phase, column-sorted tiles, INT_MIN/INT_MAX, all-equal, sorted, reverse.
 void check_tiles(const std::string& stage) {

@@ -1,5 +1,5 @@
 // The ShearSort lab's model on the CPU: the network, the round count (the seeds' defect), the tile
-// costs and the bank model against labs-brief §4.4, passes, bytes and launches, the d-way heap's
+// costs and the bank model against the design figures, passes, bytes and launches, the d-way heap's
 // shared memory, the paths, the inputs and the verdicts. All [cpu]: no GPU needed.
 // Run:  ./build/default/labs/shearsort/test-shearsort-reference "[model]"
 #include <algorithm>
@@ -136,7 +136,7 @@ TEST_CASE("inputs: --dist and --param input map to the model's inputs; make_keys
   CHECK(std::is_sorted(r.rbegin(), r.rend()));
 }
 
-TEST_CASE("tile model: compare-exchanges and shared accesses per thread (labs-brief §4.4)", "[cpu][model][bank]") {
+TEST_CASE("tile model: compare-exchanges and shared accesses per thread (the model's table)", "[cpu][model][bank]") {
   struct Row {
     TileVariant v;
     long cas, accesses;
@@ -159,7 +159,7 @@ TEST_CASE("tile model: compare-exchanges and shared accesses per thread (labs-br
   CHECK(tile_cost(TileVariant::shear_padded).comparisons_per_key() == Catch::Approx(65.65625));
 }
 
-TEST_CASE("bank model: excess wavefronts per tile are the brief's (2560, 142104, 0, 0, 0)", "[cpu][model][bank]") {
+TEST_CASE("bank model: excess wavefronts per tile are the design figures (2560, 142104, 0, 0, 0)", "[cpu][model][bank]") {
   for (int i = 0; i < 5; ++i) {
     const auto v = static_cast<TileVariant>(i);
     INFO(to_string(v));
@@ -184,7 +184,7 @@ TEST_CASE("bank model: excess wavefronts per tile are the brief's (2560, 142104,
   CHECK(gpulab::summarize(merge_staging_requests(false)).max_way == 8);
 }
 
-TEST_CASE("merge model: passes, bytes, launches (labs-brief §4.4)", "[cpu][model][merge]") {
+TEST_CASE("merge model: passes, bytes, launches", "[cpu][model][merge]") {
   const std::size_t n24 = std::size_t{1} << 24, n28 = std::size_t{1} << 28;
   CHECK(pairwise_passes(n24) == 14);
   CHECK(dway_passes(n24, 4) == 7);
@@ -212,7 +212,7 @@ TEST_CASE("merge model: passes, bytes, launches (labs-brief §4.4)", "[cpu][mode
   CHECK(dway_merge_steps(n24, 4) == Catch::Approx(dway_merge_steps(n24, 16)).epsilon(0.15));  // ceil(log_d) rounds up
 }
 
-TEST_CASE("d-way heap: shared bytes and resident warps (004 §7.3.6, labs-brief §4.4)", "[cpu][model][heap]") {
+TEST_CASE("d-way heap: shared bytes and resident warps (004 §7.3.6)", "[cpu][model][heap]") {
   CHECK(seed_heap_bytes_per_warp(256) == 32640u);
   const int h100 = 228 * 1024, k20c = 48 * 1024;
   const std::pair<int, int> h[] = {{2, 64}, {4, 64}, {8, 64}, {16, 64}, {32, 58}, {64, 28}, {128, 14}, {256, 7}};
