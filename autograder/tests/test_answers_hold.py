@@ -224,5 +224,128 @@ class ReductionAnswers(unittest.TestCase):
         self.assertEqual(48 * 1024 // (33 * 32 * 4), 11)   # seed 004's K20c: 11 warps, 17 %
 
 
+# ---------------------------------------------------------------- radix sort
+
+def split(keys: list[int], bit: int, values: list[int] | None = None, reverse_trues: bool = False):
+    """Seed 003's split of one bit: (e, f, totalFalses, t, destinations, keys out, values out).
+    reverse_trues: the faulty split of question 2, a true key to n - 1 - (i - f[i])."""
+    n = len(keys)
+    b = [(k >> bit) & 1 for k in keys]
+    e = [1 - x for x in b]
+    f = [sum(e[:i]) for i in range(n)]
+    total = f[-1] + e[-1]
+    t = [i - f[i] + total for i in range(n)]
+    dest = [(n - 1 - (i - f[i]) if reverse_trues else t[i]) if b[i] else f[i] for i in range(n)]
+    out, vout = [0] * n, [0] * n
+    for i in range(n):
+        out[dest[i]] = keys[i]
+        if values:
+            vout[dest[i]] = values[i]
+    return e, f, total, t, dest, out, vout
+
+
+def lsd(keys: list[int], bits: int, values=None, reverse_trues=False):
+    for bit in range(bits):
+        *_, keys, values = split(keys, bit, values, reverse_trues)
+    return keys, values
+
+
+def ordered_i32(x: int) -> int:
+    return (x & 0xFFFFFFFF) ^ 0x80000000
+
+
+def span_bits(keys: list[int]) -> int:
+    """The lab's K: 32 - clz(OR ^ AND) of the ordered keys."""
+    o, a = 0, 0xFFFFFFFF
+    for k in keys:
+        o, a = o | ordered_i32(k), a & ordered_i32(k)
+    return (o ^ a).bit_length()
+
+
+class RadixSortAnswers(unittest.TestCase):
+    def test_the_launch_formula_is_the_labs(self):
+        # README.md, "The model": seed 003's case (2^15, K = 6) 213 launches; RESULTS.md: 1656 at 2^24.
+        def split_global(log2n: int, k: int) -> int:
+            return log2n + k * (2 * log2n + 3)
+        self.assertEqual(split_global(15, 6), 213)
+        self.assertEqual(split_global(24, 32), 1656)
+        self.assertEqual(split_global(20, 20), 880)                    # question 6
+        self.assertEqual(1 + 2 * 20, 41)
+
+    def test_question_1_split(self):
+        e, f, total, t, dest, out, _ = split([6, 3, 0, 5, 2, 7, 4, 1, 3, 6, 1, 5], 1)
+        self.assertEqual(e, [0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1])
+        self.assertEqual(f, [0, 0, 0, 1, 2, 2, 2, 3, 4, 4, 4, 5])
+        self.assertEqual(total, 6)
+        self.assertEqual(t, [6, 7, 8, 8, 8, 9, 10, 10, 10, 11, 12, 12])
+        self.assertEqual(dest, [6, 7, 0, 1, 8, 9, 2, 3, 10, 11, 4, 5])
+        self.assertEqual(out, [0, 5, 4, 1, 1, 5, 6, 3, 2, 7, 3, 6])
+
+    def test_question_2_reversed_trues(self):
+        keys = [4, 7, 2, 6, 3, 5, 1, 0]
+        self.assertEqual(lsd(keys, 3)[0], list(range(8)))
+        self.assertEqual(lsd(keys, 1, reverse_trues=True)[0], [4, 2, 6, 0, 1, 5, 3, 7])
+        self.assertEqual(lsd(keys, 2, reverse_trues=True)[0], [4, 0, 1, 5, 7, 3, 6, 2])
+        self.assertEqual(lsd(keys, 3, reverse_trues=True)[0], [0, 1, 3, 2, 6, 7, 5, 4])
+        self.assertEqual(lsd([2, 3], 2, reverse_trues=True)[0], [3, 2])
+        self.assertTrue(all(lsd([k], 2, reverse_trues=True)[0] == [k] for k in range(4)))   # n = 1 cannot fail
+        self.assertEqual(lsd([1, 1], 1, [0, 1], reverse_trues=True), ([1, 1], [1, 0]))
+
+    def test_question_3_bit_count(self):
+        keys = [40, -5, 3, 64]
+        self.assertEqual(math.ceil(math.log2(64)), 6)
+        out, _ = lsd([k & 0xFFFFFFFF for k in keys], 6)           # seed 003: bits 0-5 of the raw patterns
+        self.assertEqual([k - (1 << 32) if k >> 31 else k for k in out], [64, 3, 40, -5])
+        self.assertEqual(span_bits(keys), 32)
+        self.assertEqual(span_bits([40, 3, 64]), 7)
+
+    def test_question_4_counter_banks(self):
+        def per_thread(digit, width=16):
+            return wavefronts({lane: [width * lane + digit(lane)] for lane in range(32)})[0]
+        self.assertEqual(per_thread(lambda l: l // 2), 1)
+        self.assertEqual(per_thread(lambda l: l % 4), 8)
+        self.assertEqual(per_thread(lambda l: 5), 16)               # radix_sort.cuh: all keys equal, 16-way
+        self.assertEqual(per_thread(lambda l: 3, width=8), 8)
+        self.assertTrue(all(wavefronts({lane: [d * 32 + lane] for lane in range(32)})[0] == 1 for d in range(16)))
+        chunks = 2 ** 22 // 4096
+        per_tile = math.ceil(chunks / min(2 * 132, chunks))
+        self.assertEqual((per_tile, math.ceil(chunks / per_tile)), (4, 256))
+
+    def test_question_5_look_back(self):
+        tiles = math.ceil(2 ** 26 / 7680)
+        self.assertEqual(tiles, 8739)
+        self.assertEqual(tiles * 256, 2237184)
+        self.assertAlmostEqual(4 * 4 * tiles * 256 / 1e6, 35.8, places=1)
+        self.assertAlmostEqual(tiles * 145e-6, 1.27, places=2)     # ms: a chain of L2 round trips
+        self.assertAlmostEqual(2 ** 26 * 8 / 3000e6, 0.18, places=2)
+
+    def test_question_6_terms(self):
+        # bytes per key from `gpulab experiment radix-sort model` (2372.0, 400.2 at 2^20, 20 bits;
+        # 3764.0, 640.3 at 2^24), sigma = 3 us, 15 us a round trip, 3000 GB/s
+        def ms(launches, syncs, bytes_per_key, n):
+            return launches * 3e-3 + syncs * 15e-3 + bytes_per_key * n / 3e9
+        self.assertAlmostEqual(ms(880, 41, 2372.0, 2 ** 20), 4.08, places=2)
+        self.assertAlmostEqual(ms(40, 0, 400.2, 2 ** 20), 0.26, places=2)
+        self.assertAlmostEqual(ms(880, 41, 2372.0, 2 ** 20) / ms(40, 0, 400.2, 2 ** 20), 15.7, places=1)
+        self.assertAlmostEqual(ms(1656, 65, 3764.0, 2 ** 24), 26.99, places=2)
+        self.assertAlmostEqual(ms(64, 0, 640.3, 2 ** 24), 3.77, places=2)
+        self.assertAlmostEqual(2.61 / 213 * 1e3, 12.3, places=1)   # us per launch in seed 003's run
+
+    def test_question_7_sectors(self):
+        self.assertAlmostEqual((0.844 - 0.154) * 32, 22.1, places=1)
+        per_pass = ((0.844 - 0.154) * 32 + 4) * 2 ** 24
+        self.assertAlmostEqual(per_pass / 1e6, 438, delta=0.5)
+        self.assertAlmostEqual(per_pass / 3e9, 0.146, places=3)
+        self.assertAlmostEqual(2.11 / 8 - 0.563 / 4, 0.12, places=2)
+
+    def test_question_8_digit_width(self):
+        tiles = math.ceil(2 ** 26 / 7680)
+        rows = [(r, math.ceil(32 / r), 2 ** r * 32 * 4, tiles * 2 ** r) for r in (1, 2, 4, 6, 8, 11)]
+        self.assertEqual(rows, [(1, 32, 256, 17478), (2, 16, 512, 34956), (4, 8, 2048, 139824),
+                                (6, 6, 8192, 559296), (8, 4, 32768, 2237184), (11, 3, 262144, 17897472)])
+        self.assertEqual(7680 / 2 ** 11, 3.75)
+        self.assertAlmostEqual(17897472 * 4 / 1e6, 71.6, places=1)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -39,7 +39,7 @@ std::optional<rm::Stage> model_stage(const std::string& id) { return rm::parse_s
 __global__ void empty_kernel() {}
 
 struct Machine {
-  double sigma_us = 3.0;    // one kernel boundary in a chain of launches (labs-brief §0: ~3 us on an H200)
+  double sigma_us = 3.0;    // one kernel boundary in a chain of launches (about 3 us on an H100/H200)
   double sync_us = 15.0;    // a 4-byte device-to-host cudaMemcpy after a launch: the host round trip
   double gbps = 3000.0;     // the copy roof (bytes read + written)
   bool measured = false;
@@ -216,7 +216,7 @@ Table width_sweep(const ExperimentContext& ctx) {
   Table out(t.columns(), "radix-sort: the key width (--param end_bit), every sort and CUB given the same bits, n = " + size_name(n));
   for (const auto& r : t.rows()) out.add_row(r);
   for (const auto& r : small.rows()) out.add_row(r);
-  out.add_note("every stage sorts bits [0, end_bit) and CUB gets the same end_bit (labs-brief §2.7); split-global sorts "
+  out.add_note("every stage sorts bits [0, end_bit) and CUB gets the same end_bit (a fair comparison); split-global sorts "
                "min(K, end_bit) bits, K from its find-max (6 for seed 003's [0, 50))");
   out.add_note("seed 003's data needs 6 bits: a sort given end_bit = 32 makes 32 / r passes where 6 / r would do");
   return out;
@@ -270,7 +270,7 @@ Table dist_sweep(const ExperimentContext& ctx) {
   }
   t.add_note("all-equal: every key of a warp has one digit (shared-atomic contention, not bank conflicts); "
              "few-unique and entropy-reduced: skewed digits; sorted: every tile holds few digits");
-  t.add_note("cub-sort refuses f32 (it orders -0.0 and +0.0 as equal; the lab does not: labs-brief Decision 1)");
+  t.add_note("cub-sort refuses f32 (it orders -0.0 and +0.0 as equal; the lab does not: README.md, \"The problem\")");
   return t;
 }
 

@@ -1,6 +1,6 @@
 // Your file, part 2 of 3: digit4, LSD radix sort with 4-bit digits in three rounds per pass
-// (README.md, "digit4"). A pass is seed 000 §4's colored prefix sums with d = 16 colors (a key's
-// color is its digit) followed by a scatter:
+// (README.md, "Stages, in order"). A pass is seed 000 §4's colored prefix sums with d = 16 colors
+// (a key's color is its digit) followed by a scatter:
 //   upsweep    block g counts the digits of its tile of the input: 16 counts per tile
 //   spine      one block scans the 16 x G count matrix digit-major: offset(d, g) = the keys with a
 //              smaller digit + the keys with digit d in the tiles before g

@@ -7,7 +7,7 @@
 //   u32  the number itself
 //   i32  two's complement with the sign bit flipped: INT_MIN first, INT_MAX last
 //   f32  IEEE-754 with the sign bit flipped for + and every bit flipped for -: -NaN (by bit
-//        pattern), -inf, ..., -0, +0, ..., +inf, +NaN (labs-brief, Decision 1: -0 sorts before +0;
+//        pattern), -inf, ..., -0, +0, ..., +inf, +NaN (README.md, "The problem": -0 sorts before +0;
 //        CUB treats -0 and +0 as equal, which is why the timings against CUB use integer keys).
 // Only bits [0, end_bit) of the ordered key are sorted, as with CUB's begin_bit = 0, end_bit:
 // keys equal in those bits keep their input order. end_bit = 32 sorts completely.

@@ -1,13 +1,13 @@
 // The baselines (part of the harness, not a student file): the libraries the sorts are measured
 // against (radix_sort_lab.hpp).
 //   cub-sort        cub::DeviceRadixSort::SortKeys / SortPairs, begin_bit = 0 and the stage's end_bit
-//                   (labs-brief §2.7: the same bits, for fairness); its temporary storage comes from
+//                   (the same bits, for fairness); its temporary storage comes from
 //                   the caller, allocated when the stage is prepared
 //   thrust-sort     thrust::sort / thrust::stable_sort_by_key on a copy of the input: what a user
 //                   writes (a radix sort for arithmetic keys, allocating inside)
 //   cub-merge-sort  cub::DeviceMergeSort with the lab's order as the comparator: the comparison-sort
 //                   roof ("radix vs comparison sort"), exact for every key type and end_bit
-// CUB orders -0.0 and +0.0 as equal (the lab does not: labs-brief, Decision 1), so the radix
+// CUB orders -0.0 and +0.0 as equal (the lab does not: README.md, "The problem"), so the radix
 // baselines take u32 and i32 keys only (lab.toml's accepts).
 #include <cuda_runtime.h>
 

@@ -46,10 +46,10 @@ void sort_cpu_lsd(const std::uint32_t* keys, std::uint32_t* keys_out, const std:
 // Seed 003 finds the maximum with a tree in global memory, one launch per level, and sorts
 // ceil(log2(max)) bits. Try that formula on max = 64, 1 and 0, and on negative i32 keys, before
 // you use it. What you need is the bits above which all ordered keys agree: combine (OR, AND) pairs
-// instead of a max, and K = span_bits(OR, AND). Make the tree work for every n (seed 003 only walks
-// the largest power of two <= n): let node j of level d live at its last existing element,
-// min((j + 1) 2^d, n) - 1. Level 1 reads the keys; the last level writes *d_span; the nodes of the
-// levels in between need ws.take<uint2>(n). Launches: max(1, ceil(log2 n)); n == 0: one launch
+// instead of a max, and K = span_bits(OR, AND). Make the tree work for every n (which elements does
+// seed 003's loop reach when n is not a power of two?): let node j of level d live at its last
+// existing element, min((j + 1) 2^d, n) - 1. Level 1 reads the keys; the last level writes
+// *d_span; the nodes of the levels in between need ws.take<uint2>(n). Launches: max(1, ceil(log2 n)); n == 0: one launch
 // writes the identities {0, 0xffffffff, 0, 0}. Threads per block: ws.config.block.
 void find_key_bits(const std::uint32_t* d_keys, std::size_t n, BitSpan* d_span, SortWorkspace& ws) {
   (void)d_keys, (void)n, (void)d_span, (void)ws;
