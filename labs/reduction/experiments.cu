@@ -59,7 +59,7 @@ Table block_sweep(const ExperimentContext& ctx) {
                      "block", blocks, ctx.quick ? std::optional<std::size_t>(std::size_t{1} << 16) : std::nullopt});
 }
 
-// How many blocks per SM the one-pass stages need to hide DRAM latency (labs-brief §1.5 item 4).
+// How many blocks per SM the one-pass stages need to hide DRAM latency: the latency x bandwidth product in bytes in flight.
 Table grid_sweep(const ExperimentContext& ctx) {
   const std::vector<long long> per_sm =
       ctx.quick ? std::vector<long long>{1, 4} : std::vector<long long>{1, 2, 3, 4, 6, 8, 12, 16};

@@ -177,7 +177,7 @@ int checked_block(const SortWorkspace& ws) {
 //   t         t[i] = i - f[i] + totalFalses               reads n, writes n
 //   scatter   out[b[i] ? t[i] : f[i]] = in[i]             reads 4n, writes n
 // Launches: find-max's levels + K (2 log2 N + 3); 2K + 1 host synchronisations. Seed 003 keeps b,
-// f and t (3 arrays) where the scanned f alone would do (labs-brief §2.6 item 4): the model's
+// f and t (3 arrays) where the scanned f alone would do: the model's
 // bytes per key show the cost; split-scan-fused removes it.
 
 __global__ void split_map(const std::uint32_t* __restrict__ keys, std::size_t n, std::size_t padded, KeyType type,

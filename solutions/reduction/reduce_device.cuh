@@ -56,7 +56,7 @@ __device__ __forceinline__ T shfl_down(const T& v, int delta) {
 // (1, 2, 4, 8, 16): after the step with offset d, lane i holds lanes [i, i + 2d) in order, so each
 // step joins two *adjacent* ranges, left first -- seed 004 Algorithm 6's x[2e] (+) x[2e+1] on
 // registers. The usual decreasing offsets (16, 8, ...) would join lane 0 with lane 16 first:
-// fine for +, wrong for a non-commutative operator (labs-brief §1.6).
+// fine for +, wrong for a non-commutative operator.
 template <class Op>
 __device__ __forceinline__ Value<Op> warp_reduce_ordered(Value<Op> v, Op op) {
 #pragma unroll

@@ -71,7 +71,7 @@ __global__ void pipeline_kernel(const Value<Op>* in, std::size_t n, Value<Op>* o
   const std::size_t first = warp_share_begin(rows, warps, w), last = warp_share_begin(rows, warps, w + 1);
 
   // Algorithm 5 never initialises y; the inner nodes and node 63 would feed garbage into the
-  // first rows (labs-brief §1.7 item 2). All 64 words start as the identity.
+  // first rows. All 64 words start as the identity.
   y.store(lane, Op::identity());
   y.store(kWarp + lane, Op::identity());
   const int i_s = node_word<L>(lane), i_r = node_word<L>(kWarp + lane);
@@ -100,7 +100,7 @@ __global__ void pipeline_kernel(const Value<Op>* in, std::size_t n, Value<Op>* o
     // before it). Algorithm 5 line 19 writes y[i_1] (+) y[i_2] = root (+) running for every
     // lane, so a warp's rows come out last-to-first: R_{r-1} (+) ... (+) R_1 (+) R_0. With +
     // (the paper's only experiment, §5.3) that is the same number; with a non-commutative
-    // operator it is wrong as soon as a warp has two rows (labs-brief §1.7 item 1). The older
+    // operator it is wrong as soon as a warp has two rows. The older
     // rows must be on the left: lane 31 swaps its operands. The addresses, hence the banks, do
     // not change.
     y.store(i_r, lane == kWarp - 1 ? op(b, a) : op(a, b));

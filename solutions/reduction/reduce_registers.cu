@@ -16,8 +16,8 @@ using detail::load_vector;
 // Algorithm 3 views the input as a matrix with p columns (row-major) and lets core e fold column e
 // (line 5: T[i p + b rho + e]): here a column is a 128-bit vector and p = grid x block, i.e. a
 // grid-stride loop over vectors. Four independent vectors per thread per iteration keep 64 bytes
-// per thread in flight (the latency x bandwidth product of a modern GPU needs tens of KB per SM,
-// labs-brief §1.5 item 4). Then the block combines its threads (Algorithm 3 lines 8-12) and one
+// per thread in flight (the latency x bandwidth product of a modern GPU needs tens of KB per SM:
+// the grid sweep). Then the block combines its threads (Algorithm 3 lines 8-12) and one
 // small launch combines the blocks (Algorithm 2 line 2). A thread's column is not a contiguous
 // range: commutative operators only.
 template <class Op>

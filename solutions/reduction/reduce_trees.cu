@@ -26,7 +26,7 @@ Value<Op> reduce_cpu(const Value<Op>* in, std::size_t n, Op op) {
 // clipped to n and lives at its last existing element, min((j+1) 2^d, n) - 1: then a node whose
 // right half is empty already sits where its left child sits and needs no work, and n need not be
 // a power of two. Seed 003 instead only walks the largest power of two <= n (elements past it are
-// never compared) and pads with 0 (labs-brief §1.7 item 7). Thread j works on node j (003 computes
+// never compared) and pads with 0. Thread j works on node j (003 computes
 // index * 2^d - 1, so its thread 0 idles at every level). The left child is combined first,
 // op(left, right) -- 003 writes max(buff[right], buff[left]), harmless only because max
 // commutes -- so the order is kept. Level 1 reads the input (copying a lone last element); the
@@ -109,8 +109,7 @@ __global__ void block_tree_kernel(const Value<Op>* in, std::size_t n, Value<Op>*
     }
   } else {
     // Algorithm 1: the first (+) while loading (lines 9-11: elements t and T + t), then
-    // x[t] (+)= x[t + s] for s = T/2 .. 1 (line 14, with the "t < s" guard the seed omits,
-    // labs-brief §1.7 item 5). Active lanes touch consecutive words: no conflicts. But element t
+    // x[t] (+)= x[t + s] for s = T/2 .. 1 (line 14, with the "t < s" guard the seed omits). Active lanes touch consecutive words: no conflicts. But element t
     // meets element T + t first: the order is lost, so this is for commutative operators only.
     static_assert(Op::commutative, "tree (seed 004 Algorithm 1) needs a commutative operator");
     const std::size_t i = base + t;

@@ -6,7 +6,7 @@
 //           pass: the pass's output is cut into chunks of S keys (one warp task each), and a
 //           partition launch finds, for every chunk's first output, how many keys of each of the d
 //           runs come before it (the d-way co-rank). Equal chunks, whatever the keys (004's
-//           separator rule fails on ties and needs n > p(k^2 + 1): labs-brief §4.7 items 5-6).
+//           separator rule fails on ties and needs n > p(k^2 + 1)).
 // Stable: ties between runs go to the earlier run (the co-rank's order is (key, run, position));
 // in pairs mode the heap orders (key, position) composites, so equal keys also keep their order
 // inside the heap, and the position fetches the value.

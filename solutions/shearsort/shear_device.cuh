@@ -123,7 +123,7 @@ __device__ __forceinline__ void network_in_shared(volatile Key* s, At at, bool d
 // Word 32 r + c holds element (r, c). Diagonal i = 1..31: lane c (c + i < 32) swaps (c, c + i), word
 // 33 c + i in bank c + i, with (c + i, c), word 32 (c + i) + c in bank c: the active lanes hit
 // distinct banks in both accesses. Every element moves once, so the seed's barrier per step is not
-// needed; one __syncwarp() after the sweep publishes the result (labs-brief §4.7 item 2).
+// needed; one __syncwarp() after the sweep publishes the result.
 template <class Key>
 __device__ __forceinline__ void transpose_in_place(volatile Key* s, int lane) {
 #pragma unroll 1
@@ -147,7 +147,7 @@ struct PlainLayout {
 };
 // Key a = 32 c + i at word 33 c + i: column c starts c banks later, so a row walk (keys r + 32 j,
 // words 33 j + r, banks (j + r) mod 32) and a column walk (words 33 c + i, banks (c + i) mod 32)
-// are both conflict-free. 33/32 of the memory (labs-brief §4.2 stage 6).
+// are both conflict-free. 33/32 of the memory.
 struct PaddedLayout {
   static constexpr int kWords = kTileSide * (kTileSide + 1);
   __device__ __forceinline__ static int at(int a) { return a + (a >> kLog2TileSide); }

@@ -43,7 +43,7 @@ void sort_cpu(const std::int32_t* keys_in, const std::uint32_t* values_in, std::
 
 // One tile in bank-matrix order: key a = 32 c + i is column c, row i. log2 w rounds of (columns:
 // even ascending, odd descending; rows ascending), then the final ascending column phase the seeds
-// leave out (labs-brief §4.7 item 1).
+// leave out (seed 000 §5, seed 001).
 void tile_shear_cpu(const std::int32_t* in, std::int32_t* out, std::size_t n) {
   std::vector<std::int32_t> tile(kTileKeys), line(kTileSide);
   auto column_phase = [&](bool alternate) {
