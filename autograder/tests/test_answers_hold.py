@@ -10,6 +10,7 @@ model or Nsight Compute gives, so that the model here is the same model.
 """
 
 import math
+import random
 import unittest
 
 BANKS = 32
@@ -345,6 +346,138 @@ class RadixSortAnswers(unittest.TestCase):
                                 (6, 6, 8192, 559296), (8, 4, 32768, 2237184), (11, 3, 262144, 17897472)])
         self.assertEqual(7680 / 2 ** 11, 3.75)
         self.assertAlmostEqual(17897472 * 4 / 1e6, 71.6, places=1)
+
+
+
+# ---------------------------------------------------------------- shearsort
+
+def oem_comparators(w: int) -> list[tuple[int, int]]:
+    """Batcher's odd-even merge sort on w keys (the lab's kNetwork32 loops)."""
+    out = []
+    p = 1
+    while p < w:
+        k = p
+        while k >= 1:
+            for j in range(k % p, w - k, 2 * k):
+                for i in range(min(k, w - j - k)):
+                    if (i + j) // (2 * p) == (i + j + k) // (2 * p):
+                        out.append((i + j, i + j + k))
+            k //= 2
+        p *= 2
+    return out
+
+
+def naive_tile(w: int) -> tuple[int, int]:
+    """(wavefronts, excess) of one tile-shear-naive tile in seed 000's model with w = b banks and lanes:
+    log2 w + 1 column phases and log2 w row phases of the network, 4 requests a comparator, staging."""
+    rounds = w.bit_length() - 1
+    total = excess_sum = 0
+    for lo, hi in oem_comparators(w):
+        for e in (lo, hi, lo, hi):
+            col = wavefronts({c: [w * c + e] for c in range(w)}, banks=w)
+            row = wavefronts({r: [r + w * e] for r in range(w)}, banks=w)
+            total += (rounds + 1) * col[0] + rounds * row[0]
+            excess_sum += (rounds + 1) * (col[0] - col[1]) + rounds * (row[0] - row[1])
+    for k in range(w):   # staging: lane l moves key w k + l in and out
+        wf, _ = wavefronts({lane: [w * k + lane] for lane in range(w)}, banks=w)
+        total += 2 * wf
+    return total, excess_sum
+
+
+def shear(tile: list[int], w: int, rounds: int, final: bool) -> list[int]:
+    t = list(tile)
+    for _ in range(rounds):
+        for c in range(w):
+            t[w * c:w * c + w] = sorted(t[w * c:w * c + w], reverse=c % 2 == 1)
+        for r in range(w):
+            t[r::w] = sorted(t[r::w])
+    if final:
+        for c in range(w):
+            t[w * c:w * c + w] = sorted(t[w * c:w * c + w])
+    return t
+
+
+class ShearSortAnswers(unittest.TestCase):
+    def test_the_model_here_is_the_labs(self):
+        # README.md, "The model": 191 comparators, 142,104 excess per naive tile, 2560 per bitonic tile.
+        self.assertEqual(len(oem_comparators(32)), 191)
+        self.assertEqual(naive_tile(32), (150572, 142104))
+        bitonic = 0
+        for ls in range(1, 11):
+            for lj in range(ls - 1, -1, -1):
+                j = 1 << lj
+                for c in range(16):
+                    lo = {lane: [(((32 * c + lane) >> lj) << (lj + 1)) | ((32 * c + lane) & (j - 1))]
+                          for lane in range(32)}
+                    hi = {lane: [words[0] + j] for lane, words in lo.items()}
+                    bitonic += 2 * excess(lo) + 2 * excess(hi)
+        self.assertEqual(bitonic, 2560)
+
+    def test_question_1_sixteen_banks(self):
+        self.assertEqual(len(oem_comparators(16)), 63)
+        total, ex = naive_tile(16)
+        self.assertEqual((total, ex), (21200, 18900))
+        self.assertEqual(round(100 * ex / total), 89)
+
+    def test_question_3_the_seeds_count(self):
+        rng = random.Random(3)
+        for w in (4, 8, 16, 32):
+            rounds = w.bit_length() - 1
+            for _ in range(20):
+                tile = rng.sample(range(10 ** 6), w * w)
+                seeds = shear(tile, w, rounds, final=False)
+                self.assertEqual(seeds.index(max(tile)), w * (w - 1))   # row 0 of the last column
+                self.assertEqual(shear(tile, w, rounds + 1, final=False).index(max(tile)), w * (w - 1))
+                self.assertEqual(shear(tile, w, rounds, final=True), sorted(tile))
+        self.assertEqual(shear([1] + [0] * 15, 4, 2, final=False).index(1), 12)   # (a): one 1 is enough
+
+    def test_question_4_comparisons_per_key(self):
+        def shear_per_key(w):
+            p = w.bit_length() - 1
+            return (2 * p + 1) * len(oem_comparators(w)) / w
+        def bitonic_per_key(n):
+            lg = n.bit_length() - 1
+            return lg * (lg + 1) / 4
+        self.assertAlmostEqual(shear_per_key(16), 35.4375)
+        self.assertAlmostEqual(shear_per_key(32), 65.65625)
+        self.assertEqual(round(shear_per_key(16) / bitonic_per_key(256), 2), 1.97)
+        self.assertEqual(round(shear_per_key(32) / bitonic_per_key(1024), 2), 2.39)
+
+    def test_question_5_merge_path(self):
+        a, b = [1, 3, 3, 5, 7, 7], [2, 3, 3, 6, 7, 8]
+        def co_rank(k):
+            lo, hi = max(0, k - len(b)), min(k, len(a))
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if a[mid] <= b[k - 1 - mid]:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            return lo
+        self.assertEqual([co_rank(k) for k in (3, 5, 9)], [2, 3, 5])
+        n = 3_000_000
+        passes = math.ceil(math.log2(math.ceil(n / 1024)))
+        self.assertEqual((passes, 1 + 2 * passes, 8 * n * (1 + passes)), (12, 25, 312_000_000))
+
+    def test_question_6_the_network_reorders_ties(self):
+        keys = [(1, "a"), (2, ""), (1, "b"), (0, "")]
+        for lo, hi in [(0, 1), (2, 3), (0, 2), (1, 3), (1, 2)]:
+            if keys[hi][0] < keys[lo][0]:
+                keys[lo], keys[hi] = keys[hi], keys[lo]
+        self.assertEqual(keys, [(0, ""), (1, "b"), (1, "a"), (2, "")])
+
+    def test_question_7_a100_warps(self):
+        def warps(d):
+            per_warp = 148 * d - 128
+            return max(min(64, min(167936 // (h * per_warp + 1024), 32) * h) for h in (1, 2, 4))
+        self.assertEqual([warps(d) for d in (16, 32, 64, 128, 256)], [64, 32, 16, 8, 4])
+        self.assertEqual([min(64, 167936 // (128 * (d - 1))) for d in (16, 32, 64, 128, 256)], [64, 42, 20, 10, 5])
+
+    def test_question_8_partition_bound(self):
+        k = 132 * 64
+        bound = 32 * k * (k * k + 1)
+        self.assertEqual(f"{bound:.2e}", "1.93e+13")
+        self.assertEqual(round(4 * bound / 1e12), 77)
 
 
 if __name__ == "__main__":

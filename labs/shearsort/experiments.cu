@@ -2,7 +2,7 @@
 // against CUB's block sorts), the whole sort against CUB and Thrust (004 Figs. 19-20), the d sweep
 // (004 Figs. 17-18) and the base-case sweep on the GPU; on the CPU the bank model every ncu count is
 // held to, the d-way heap's shared memory and multiplicity (004 §7.3.6), 004 Fig. 14 from the model,
-// and the round count (labs-brief §4.1). Each prints a table and writes CSV; the stages come from
+// and the round count (seed 000 §5 and seed 001 leave out the final column phase). Each prints a table and writes CSV; the stages come from
 // the stage table in lab.cu. Do not edit.
 #include <cstdint>
 #include <optional>
@@ -113,7 +113,7 @@ Table d_sweep(const ExperimentContext& ctx) {
   t.add_note("model bytes: 2 x 4n x (1 + passes) (004 Fig. 17 measured global traffic with nvprof; ncu's dram__bytes "
              "metrics measure it on sm_90)");
   t.add_note("warps/SM: heap warps resident per SM by shared memory (the reference's buffers and bookkeeping, 1 KiB "
-             "per block, <= 32 blocks); seed warps/SM: labs-brief §4.4's min(64, 228 KiB / 128 (d - 1) B)");
+             "per block, <= 32 blocks); seed warps/SM: 004 §7.3.6's count, min(64, 228 KiB / 128 (d - 1) B)");
   t.add_note("vs pairwise = merge-pairwise's time / merge-dway's time (> 1: d-way is faster); 004's optimum on a K20c "
              "was d = 4 (Fig. 18)");
   return t;
@@ -177,7 +177,7 @@ Table bank_model(const ExperimentContext& ctx) {
   }
   t.add_note("requests .. max way: one warp's shared-memory requests on one full tile (tile stages: staging, network, "
              "transposes, staging back; merge staging: one warp's 8 stores and 8 loads of a block's 2048 outputs)");
-  t.add_note("brief: labs-brief §4.4's excess per tile; excess (run): ceil(n / 1024) tiles x the excess per tile");
+  t.add_note("brief: the excess per tile the lab was designed with (2560, 142104, 0, 0, 0); excess (run): ceil(n / 1024) tiles x the excess per tile");
   t.add_note("(pairs): the 64-bit (key, position) composites the merge stages sort in pairs mode (half-warp phases); "
              "the networks are data-oblivious, so no count depends on --param input (input 0 on the rows it does not name)");
   if (ctx.base.param("draw", 0) != 0) {
@@ -199,7 +199,7 @@ Table bank_model(const ExperimentContext& ctx) {
   return t;
 }
 
-// ---- the d-way heap's shared memory and multiplicity (CPU; 004 §7.3.6, labs-brief §4.4) ------------------------
+// ---- the d-way heap's shared memory and multiplicity (CPU; 004 §7.3.6) ------------------------
 
 Table heap_model(const ExperimentContext& ctx) {
   const std::size_t n = ctx.base.n;
@@ -254,7 +254,7 @@ Table fig14(const ExperimentContext& ctx) {
   return t;
 }
 
-// ---- the round count (CPU; labs-brief §4.1, the seeds' defect) ----------------------------------------------------
+// ---- the round count (CPU; the seeds' defect: seed 000 §5, seed 001) ----------------------------------------------------
 
 Table round_count(const ExperimentContext& ctx) {
   Table t({{"w", "w"}, {"plan", "plan"}, {"rounds", "rounds"}, {"final_column_phase", "final phase"}, {"tiles", "tiles"},

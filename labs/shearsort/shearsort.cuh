@@ -8,7 +8,7 @@
 //                 sort). The last tile may be partial: pad it virtually (read and write nothing
 //                 past n).
 //   Merge stages  (cpu, merge-*) the whole array sorted and stable: equal keys keep their input
-//                 order (labs-brief §6, decision 2). With values (--param pairs=1: the value of
+//                 order (README.md, "The problem"). With values (--param pairs=1: the value of
 //                 key i is i) each value travels with its key, and the check sees any tie that
 //                 changed order.
 //
@@ -44,7 +44,7 @@ inline constexpr int kLog2TileSide = 5;
 // Bank-matrix view (seed 000 §3, Fig. 1): key a of a tile sits in bank (row) a mod 32 and column
 // a / 32. A column is 32 consecutive keys (one per bank); a row is one bank (keys r, r + 32, ...).
 //
-// ShearSort on the tile (seed 001 and 000 §5 name the steps; labs-brief §4.1 fixes the count):
+// ShearSort on the tile (seed 001 and 000 §5 name the steps; this lab fixes the count):
 //   repeat kShearRounds = log2 w times:  sort every column (even columns ascending, odd ones
 //                                        descending), then sort every row ascending;
 //   then once more:                      sort every column ascending.

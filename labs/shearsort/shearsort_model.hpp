@@ -125,7 +125,7 @@ int network_depth(const std::vector<Comparator>& net, int w);
 
 struct TileCost {
   long compare_exchanges_per_thread = 0;  // in shared memory or registers
-  long network_accesses_per_thread = 0;   // shared accesses of the sort (labs-brief §4.4's table)
+  long network_accesses_per_thread = 0;   // shared accesses of the sort (README.md, "The model")
   long staging_accesses_per_thread = 0;   // the tile into shared memory and back: 32 + 32
   long transposes = 0;                    // Algorithm 2 sweeps (31 steps x 4 accesses each)
   long column_phases = 0, row_phases = 0;
@@ -146,7 +146,7 @@ RequestSummary tile_summary(TileVariant v, int key_bytes = 4);
 // the per-tile excess (staging has none, so a partial tile costs the same). The networks are
 // data-oblivious: the count does not depend on the keys.
 long predicted_excess_wavefronts(TileVariant v, std::size_t n);
-// The figures labs-brief §4.4 states (2560, 142104, 0, 0, 0), to print beside the model's.
+// The figures the lab was designed with (2560, 142104, 0, 0, 0), to print beside the model's.
 long brief_excess_per_tile(TileVariant v);
 // merge-pairwise's staging of a block's 2048 outputs: thread t writes outputs 8t..8t+7 (one
 // request per k), then the block reads them coalesced. padded: word e + e/32 (the reference);
@@ -172,7 +172,7 @@ double dway_merge_steps(std::size_t n, int d);
 
 // The seed's buffers only: 4 b (d - 1) bytes (2b-key buffers: twice that).
 std::size_t seed_heap_bytes_per_warp(int d, int b = kWarp, bool two_b_buffers = false);
-// labs-brief §4.4: min(64, floor(smem_per_sm / bytes_per_warp)) -- no per-block reserve.
+// 004 §7.3.6's count: min(64, floor(smem_per_sm / bytes_per_warp)) -- no per-block reserve.
 int seed_resident_warps(int smem_per_sm_bytes, int d, bool two_b_buffers = false);
 // The reference: dway_shared_bytes_per_warp (buffers + bookkeeping), dway_warps_per_block warps per
 // block, 1 KiB reserved per block, at most 64 warps, 32 blocks and max_block_bytes per block.
