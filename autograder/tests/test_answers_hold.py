@@ -482,3 +482,125 @@ class ShearSortAnswers(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+# ---------------------------------------------------------------- bitonic: the textbook step, launches, padding
+
+def lower_key(p: int, e: int) -> int:
+    """Pair p's lower key at stride 2^e: p with a 0 bit inserted at position e."""
+    return ((p >> e) << (e + 1)) | (p & ((1 << e) - 1))
+
+
+def step_excess(threads: int, e: int, slot=plain, lanes: int = 32, banks: int = BANKS) -> tuple[int, int]:
+    """(excess, worst degree) of one textbook step of a block: each warp loads lo, loads hi, stores lo,
+    stores hi (one word each), lo = tau with a 0 inserted at bit e, hi = lo + 2^e."""
+    total, worst = 0, 1
+    for w in range(threads // lanes):
+        lo = {l: [slot(lower_key(w * lanes + l, e))] for l in range(lanes)}
+        hi = {l: [slot(lower_key(w * lanes + l, e) + (1 << e))] for l in range(lanes)}
+        for req in (lo, hi, lo, hi):
+            wf, ideal = wavefronts(req, banks=banks) if banks == BANKS else _wavefronts_b(req, banks)
+            total += wf - ideal
+            worst = max(worst, wf)
+    return total, worst
+
+
+def _wavefronts_b(words_per_lane: dict[int, list[int]], banks: int) -> tuple[int, int]:
+    """A warp of `banks` lanes on `banks` banks (seed 000's w = b), one phase."""
+    by_bank: dict[int, set[int]] = {}
+    for ws in words_per_lane.values():
+        for w in ws:
+            by_bank.setdefault(w % banks, set()).add(w)
+    return max(len(v) for v in by_bank.values()), 1
+
+
+def tile_excess(threads: int, t: int, slot=plain, lanes: int = 32, banks: int = BANKS) -> tuple[int, int]:
+    """(tile sort, tile merge) excess of one block: levels 1..t, then one level's strides t-1..0."""
+    per = [step_excess(threads, e, slot, lanes, banks)[0] for e in range(t)]
+    return sum(per[e] for s in range(1, t + 1) for e in range(s)), sum(per)
+
+
+def launches(L: int, t: int, q: int = 1) -> tuple[int, int, int, int, int]:
+    """R0, R2, R3, R4, R5 for n = 2^L, tiles of 2^t keys (L > t), q global strides per fused launch."""
+    r0 = L * (L + 1) // 2
+    r2 = 1 + r0 - t * (t + 1) // 2
+    r4 = 1 + (L - t) * (L - t + 3) // 2
+    r5 = 1 + sum(-(-d // q) + 1 for d in range(1, L - t + 1))
+    return r0, r2, r2 - (t - 1), r4, r5
+
+
+def alternating_network(keys: list[float]) -> list[tuple[int, int, list[float]]]:
+    """Seed 002 Algorithm 1 on len(keys) = 2^L keys: the array after every (level, stride)."""
+    a, out, n = list(keys), [], len(keys)
+    s = 1
+    while (1 << s) <= n:
+        for e in range(s - 1, -1, -1):
+            for i in range(n):
+                j = i ^ (1 << e)
+                if j > i:
+                    up = (i >> s) & 1 == 0
+                    if (a[i] > a[j]) == up:
+                        a[i], a[j] = a[j], a[i]
+            out.append((s, e, list(a)))
+        s += 1
+    return out
+
+
+class BitonicAnswers(unittest.TestCase):
+    def test_the_model_here_is_the_labs(self):
+        # results/bank-model.csv: phase 4, block 512 (T = 1024): 2560 per tile-sort block, 320 per
+        # tile merge; 1024: 5760 and 640. ncu on the H100 at n = 2^20, block 512: 5898240 for a run.
+        self.assertEqual(tile_excess(512, 10), (2560, 320))
+        self.assertEqual(tile_excess(1024, 11), (5760, 640))
+        tiles, merges = 1024, 10
+        self.assertEqual(tiles * (2560 + merges * 320), 5898240)
+        self.assertEqual([step_excess(512, e)[1] for e in range(10)], [2] * 5 + [1] * 5)
+
+    def test_question_1_phase1_at_2_22(self):
+        n, L = 1 << 22, 22
+        per_warp_step = step_excess(64, 0)[0] // 2                  # 4 per warp
+        self.assertEqual(per_warp_step, 4)
+        self.assertEqual(sum(min(s, 5) for s in range(1, L + 1)) * (n // 64) * per_warp_step, 26214400)
+        self.assertEqual(sum(min(s, 5) for s in range(1, 21)) * ((1 << 20) // 64) * 4, 5898240)  # = phase 4 at 2^20
+
+    def test_question_2_padding_moves_below_n_from_3(self):
+        inf = float("inf")
+        def moved(n):
+            size = 1 << max(1, (n - 1).bit_length())
+            keys = [float(k) for k in range(n)][::-1] + [inf] * (size - n)
+            return [(s, e) for s, e, a in alternating_network(keys) if inf in a[:n]]
+        self.assertEqual(moved(2), [])
+        self.assertEqual(moved(3)[0], (1, 0))                       # level 1: the pair (2, 3) descending
+        self.assertEqual(alternating_network([0.0, 1.0, 2.0, inf])[0][2][2], inf)
+
+    def test_question_3_launches_at_2_30(self):
+        r0, r2, r3, r4, _ = launches(30, 12)
+        self.assertEqual((r0, r0, r2, r3, r4), (465, 465, 388, 377, 190))
+        self.assertAlmostEqual(r0 / r4, 2.447, places=3)
+        self.assertEqual(launches(24, 10)[:4], (300, 246, 237, 120))   # the lab's table
+        self.assertEqual(launches(24, 11)[:4], (300, 235, 225, 105))
+
+    def test_question_4_sixteen_banks(self):
+        degrees = [step_excess(512, e, lanes=16, banks=16)[1] for e in range(10)]
+        self.assertEqual(degrees, [2, 2, 2, 2] + [1] * 6)
+        self.assertEqual(tile_excess(512, 10, lanes=16, banks=16), (4352, 512))
+
+    def test_question_5_padding_and_the_swizzle(self):
+        def pad(i):
+            return i + (i >> 5)
+        self.assertEqual([step_excess(512, e, pad)[1] for e in range(10)], [1, 2, 2, 2, 2, 1, 1, 1, 1, 1])
+        self.assertEqual(tile_excess(512, 10, pad), (1920, 256))
+        def swizzle(i):                                            # i ^ 31 in odd rows (NOTES.md)
+            return i ^ 31 if (i >> 5) & 1 else i
+        for threads in (64, 128, 256, 512, 1024):
+            self.assertEqual(tile_excess(threads, threads.bit_length(), swizzle), (0, 0))
+
+    def test_question_7_and_8_launches(self):
+        self.assertEqual([launches(24, t)[3] for t in (7, 8, 9, 10, 11)], [171, 153, 136, 120, 105])
+        r4 = launches(28, 11)[3]
+        self.assertEqual(r4, 171)
+        self.assertEqual(2 * (1 << 28) // 32 * r4, 2868903936)
+        self.assertEqual((1 << 28) // 32 * 17 ** 2, 2424307712)
+        self.assertEqual(launches(27, 13, 8)[4], 35)
+        self.assertEqual(launches(24, 14, 9)[4], 22)                 # bitonic.cuh's design at 2^24
+        self.assertEqual(launches(24, 13, 4)[4], 33)                 # the first design
+

@@ -23,7 +23,6 @@ INTERNAL_ALLOWED = {
     "autograder/gpulab/case_paths.py": "grader code comment (not a document students read)",
     "common/include/gpulab/scratch_guard.hpp": "the kit (being rewritten with the manifest): its comment names issue 24",
     "common/tests/test_kit.cpp": "the kit's tests (being rewritten with the manifest)",
-    "labs/reduction/experiments.cu": "being rewritten with the kit: its comment cites the authors' brief",
 }
 
 
