@@ -1,5 +1,5 @@
 // Reference, part 2 of 5: tiles of T = 2 x block keys in shared memory (seed 002 §III-C..E).
-//   phase2  sort_phase2  one launch sorts every tile (levels 1..t), then phase 0's global steps
+//   phase2  sort_phase2  levels 1..t of every tile in one launch, then phase 0's global steps
 //   phase3  sort_phase3  phase 2, and the last level's strides < T in one tile-merge launch
 //   phase4  sort_phase4  every level s > t: its strides >= T one global launch each, then one
 //                        tile merge for the strides < T (cuda-samples' sortingNetworks structure)
