@@ -1,6 +1,30 @@
 """gpulab: the course command (run the labs) and the autograder (grade submissions).
 
-Standard library only, so that it runs on any machine with Python 3.11+ and nothing installed.
+Python 3.11+ with the standard library and rich (tables, batch progress), nothing else.
+
+The package in layers, lowest first (LAYERS; autograder/README.md, "The package"): a module
+imports modules of its own layer or of a lower one only, never a higher one, and no import
+forms a cycle. tests/test_layers.py reads every import (top-level and inside functions) with
+`ast` and holds the package to this table.
 """
 
 __version__ = "0.1"
+
+# (layer, the modules and packages in it), lowest first. A package entry covers every module in
+# it; the package's own name ("gpulab") covers its __init__.py only. Within a layer any import is
+# allowed that closes no cycle.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", ("gpulab", "gpulab.errors", "gpulab.proc", "gpulab.locks", "gpulab.gpulock", "gpulab.paths",
+              "gpulab.toml_tables", "gpulab.manifest", "gpulab.rubric", "gpulab.scoring", "gpulab.report",
+              "gpulab.progress", "gpulab.submission", "gpulab.lint", "gpulab.symbols", "gpulab.decks",
+              "gpulab.leaks", "gpulab.handout", "gpulab.case_paths", "gpulab.seccomp", "gpulab.tools")),
+    ("tools", ("gpulab.ncu", "gpulab.sanitizer", "gpulab.runner_doc")),
+    ("sandbox", ("gpulab.sandbox",)),
+    ("workspace", ("gpulab.workspace", "gpulab.ownership", "gpulab.shipped_reference")),
+    ("checks", ("gpulab.checks",)),
+    ("grading", ("gpulab.grading",)),
+    ("batch", ("gpulab.batch", "gpulab.plan", "gpulab.slurm", "gpulab.gradebook")),
+    ("tasks", ("gpulab.measure", "gpulab.submit", "gpulab.package", "gpulab.handout_check")),
+    ("commands", ("gpulab.runners", "gpulab.grade_cli")),
+    ("entry", ("gpulab.cli", "gpulab.__main__")),
+)
