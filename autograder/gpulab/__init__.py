@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("workspace", ("gpulab.workspace", "gpulab.ownership", "gpulab.shipped_reference")),
     ("checks", ("gpulab.checks",)),
     ("grading", ("gpulab.grading",)),
-    ("batch", ("gpulab.batch", "gpulab.plan", "gpulab.slurm", "gpulab.gradebook")),
+    ("batch", ("gpulab.batch",)),
     ("tasks", ("gpulab.measure", "gpulab.submit", "gpulab.package", "gpulab.handout_check")),
     ("commands", ("gpulab.runners", "gpulab.grade_cli")),
     ("entry", ("gpulab.cli", "gpulab.__main__")),

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import sys
+import time
 from pathlib import Path
+from typing import Any, Callable, Sequence
 
 from gpulab import report
 from gpulab.errors import (EXIT_CHECKS_MISSING, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, GpulabError)
@@ -49,8 +52,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--no-sandbox", action="store_true", help="run student code without limits/isolation")
     g.add_argument("--format", choices=["table", "json"], default="table", help="console output")
     g.add_argument("--quiet", action="store_true", help="no progress lines")
-    from gpulab import batch  # noqa: PLC0415 (the batch's scale-out options live with it)
-    batch.add_arguments(g)
+    _add_scale_out_options(g)
 
     gb = sub.add_parser("gradebook", help="rebuild OUT/gradebook.csv from a batch's grades and show it",
                         allow_abbrev=False)
@@ -78,8 +80,7 @@ def dispatch(course: Course, args: argparse.Namespace) -> int:
     if args.command == "grade":
         return cmd_grade(course, args)
     if args.command == "gradebook":
-        from gpulab import batch  # noqa: PLC0415
-        return batch.cmd_gradebook(Path(args.out), args.quiet)
+        return cmd_gradebook(Path(args.out), args.quiet)
     if args.command == "package":
         from gpulab import package  # noqa: PLC0415
         return package.cmd_package(course, args.lab, Path(args.out))
@@ -119,10 +120,9 @@ def write_not_graded(out: Path, name: str, error: GpulabError, grader_fault: boo
     (score 0, the reason) in OUT, so that Gradescope shows the reason, plus report.md and an
     error grade.json; the command still exits with the error's status. `grader_fault`: the
     reason is the grader's set-up (command line, build tree, pristine course), not the upload."""
-    from gpulab.batch import error_grade  # noqa: PLC0415
     message = str(error).removeprefix("gpulab grade: ")
     report.write_failure(out, name, message, grader_fault=grader_fault)
-    report.write_atomic(out / "grade.json", json.dumps(error_grade(name, message, error.exit_code), indent=2) + "\n")
+    report.write_atomic(out / "grade.json", json.dumps(report.error_grade(name, message, error.exit_code), indent=2) + "\n")
 
 
 def cmd_grade(course: Course, args: argparse.Namespace) -> int:
@@ -130,8 +130,7 @@ def cmd_grade(course: Course, args: argparse.Namespace) -> int:
         raise GpulabError("gpulab grade: give one SUBMISSION or --batch DIR (see gpulab grade --help)")
     if args.batch:
         _check_labs(course, args)
-        from gpulab import batch  # noqa: PLC0415
-        return batch.cmd_batch(course, args, lambda: _make_grader(course, args))
+        return cmd_batch(course, args, lambda: _make_grader(course, args))
     batch_only = [f for f in ("gpus", "slurm", "slurm_dry_run", "plan", "worker") if getattr(args, f)]
     if batch_only:
         raise GpulabError(f"gpulab grade: --{batch_only[0].replace('_', '-')} needs --batch DIR")
@@ -171,6 +170,144 @@ def _check_labs(course: Course, args: argparse.Namespace) -> None:
         if not course.rubric_path(lab).is_file():
             known = ", ".join(l for l in course.labs() if course.rubric_path(l).is_file()) or "none"
             raise GpulabError(f"gpulab grade: no rubric for lab {lab!r} (labs with a rubric: {known})")
+
+
+# ----------------------------------------------------------------------------- grade --batch
+
+# Options that only steer how a batch is spread out (or that a worker gets its own value of): not
+# handed to a --gpus worker or a Slurm task as they are.
+SCALE_DESTS = {"gpus", "slurm", "slurm_dry_run", "partition", "gres", "time", "array_limit", "per_task", "plan",
+               "worker", "workers", "only", "regrade_before", "work", "out", "jobs", "force", "quiet", "format", "submission",
+               "batch"}
+_GRADE_PARSER: list[Any] = []
+
+
+def _add_scale_out_options(g: argparse.ArgumentParser) -> None:
+    """grade --batch's scale-out options (one host's GPUs, a Slurm cluster, a plan)."""
+    _GRADE_PARSER[:] = [g]
+    g.add_argument("--gpus", metavar="all|I,J,...",
+                   help="--batch: one grading worker per GPU (CUDA_VISIBLE_DEVICES), each with its own "
+                        "lock and --jobs parallel builds")
+    g.add_argument("--slurm", action="store_true", help="--batch: submit a Slurm job array that grades into --out")
+    g.add_argument("--slurm-dry-run", action="store_true", help="--slurm: print the sbatch script, submit nothing")
+    g.add_argument("--partition", metavar="P", help="--slurm: the partition (default: the cluster's)")
+    g.add_argument("--gres", default="gpu:1", metavar="G",
+                   help="--slurm: generic resources per task (default gpu:1; 'none' asks for no GPU)")
+    g.add_argument("--time", default="00:30:00", metavar="HH:MM:SS",
+                   help="--slurm: time limit per task (default 00:30:00; scale with --per-task)")
+    g.add_argument("--array-limit", type=int, metavar="K",
+                   help="--slurm: at most K tasks at once (%%K); --plan: the array width to estimate")
+    g.add_argument("--per-task", type=int, default=1, metavar="N", help="--slurm: submissions per array task")
+    g.add_argument("--plan", action="store_true",
+                   help="--batch: print the submissions, labs and estimated GPU time; grade nothing")
+    g.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    g.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)   # graders sharing the queue
+    g.add_argument("--only", action="append", metavar="NAME", help=argparse.SUPPRESS)
+    g.add_argument("--regrade-before", type=float, default=0.0, help=argparse.SUPPRESS)
+
+
+def grading_options(args: Any) -> list[str]:
+    """The command-line options of `args` that decide the grade (--lab, --stage, --no-hidden, ...),
+    as a worker or task must be given them: every grade option not at its default, except the
+    scale-out ones (SCALE_DESTS)."""
+    out: list[str] = []
+    for action in _GRADE_PARSER[0]._actions if _GRADE_PARSER else []:
+        if not action.option_strings or action.dest in SCALE_DESTS or action.dest == "help":
+            continue
+        value = getattr(args, action.dest, action.default)
+        if value == action.default or value is None:
+            continue
+        flag = action.option_strings[-1]
+        if isinstance(value, bool):
+            out.append(flag)
+        elif isinstance(value, list):
+            for v in value:
+                out += [flag, str(v)]
+        else:
+            out += [flag, str(value)]
+    return out
+
+
+def worker_command(args: Any, extra: Sequence[str]) -> list[str]:
+    """`python -m gpulab grade ... --worker`: how a --gpus worker or a Slurm task is started, with
+    the same grading options as the instructor's command."""
+    return [sys.executable, "-m", "gpulab", "grade", *grading_options(args), *extra]
+
+
+def cmd_batch(course: Any, args: Any, make_grader: Callable[[], Any]) -> int:
+    """grade --batch in one of its modes: --plan, --slurm, --gpus (parent), --worker, plain."""
+    from gpulab.batch import gradebook, local, queue  # noqa: PLC0415
+    from gpulab.submission import submission_name  # noqa: PLC0415
+    if not args.out:
+        raise GpulabError("gpulab grade --batch: give --out DIR for the gradebook and reports")
+    if args.gpus and (args.slurm or args.slurm_dry_run):
+        raise GpulabError("gpulab grade --batch: --gpus (this host's GPUs) and --slurm (a cluster) are separate "
+                          "ways; give one")
+    if args.jobs < 1 or args.per_task < 1 or (args.array_limit is not None and args.array_limit < 1):
+        raise GpulabError("gpulab grade --batch: --jobs, --per-task and --array-limit must be at least 1")
+    folder, out = Path(args.batch), Path(args.out)
+    maxima = gradebook.course_maxima(course, args.lab, args.stage)
+    quiet = (lambda m: None) if args.quiet else None
+    if args.plan:
+        from gpulab.batch import plan  # noqa: PLC0415
+        print(plan.format_plan(plan.make_plan(course, folder, out, maxima, args)))
+        return EXIT_OK
+    if args.slurm or args.slurm_dry_run:
+        from gpulab.batch import slurm  # noqa: PLC0415
+        worker = worker_command(args, ["--batch", str(folder.resolve()), "--out", str(out.resolve()), "--worker",
+                                       "--jobs", str(args.jobs)] + (["--force"] if args.force else []))
+        return slurm.cmd_slurm(course, args, folder, out, maxima, worker)
+    if args.gpus:
+        from gpulab import gpulock  # noqa: PLC0415
+        devices = gpulock.select_devices(args.gpus)
+        work_root = Path(args.work) if args.work else course.require_build() / "grading"
+        errors = local.run_workers(folder, out, devices, lambda d: worker_command(
+            args, ["--batch", str(folder), "--out", str(out), "--worker", "--jobs", str(args.jobs),
+                   "--workers", str(len(devices)), "--work", str(work_root / f"gpu{d.index}")]),
+            maxima, force=args.force, gpu=True, log=quiet)
+        return 1 if errors else EXIT_OK
+    grader = make_grader()
+    if not grader.gpu and not args.quiet:
+        # A job log must say it plainly: a Slurm task on a node without a GPU is the usual case.
+        print(f"gpulab grade --batch: no GPU on {socket.gethostname()}: the GPU parts are not run and the rows "
+              "say 'incomplete: no GPU' (a later run with a GPU completes them)", file=sys.stderr, flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    grader.hide([folder, out])   # the other students' work and grades
+    grader.device = local.device_label(grader.device) if grader.gpu else grader.device
+    grade = lambda s, o: grader.grade(s, o, args.lab)  # noqa: E731
+    subs = queue.find_submissions(folder)
+    if args.worker and args.only:   # a Slurm array task's share
+        subs = [s for s in subs if submission_name(s) in set(args.only)]
+    pending = queue.to_grade(subs, out, args.force or bool(args.regrade_before), grader.gpu)
+    with grader.references_timed_ahead(pending, list(maxima)):
+        if args.worker:
+            force_before = args.regrade_before or (time.time() if args.force else 0.0)
+            errors = queue.work(subs, out, grade, maxima, local.worker_events(), grader.device or "no GPU",
+                                args.jobs, force_before, grader.gpu, workers=args.workers)
+        else:
+            errors = local.run_batch(folder, out, grade, maxima, jobs=args.jobs, force=args.force, gpu=grader.gpu,
+                                     log=quiet, device=grader.device)
+    return 1 if errors else (EXIT_NO_GPU if not grader.gpu else EXIT_OK)
+
+
+def cmd_gradebook(out: Path, quiet: bool = False) -> int:
+    """`gpulab gradebook OUT`: rebuild OUT/gradebook.csv from every grade.json (the final job of
+    a Slurm batch runs it) and print it with a count per status."""
+    from gpulab.batch import gradebook  # noqa: PLC0415
+    if not out.is_dir():
+        raise GpulabError(f"gpulab gradebook: {out} is not a folder (give the --out of gpulab grade --batch)")
+    maxima = gradebook.read_batch_info(out)
+    path = gradebook.write(out, maxima)
+    if not quiet:
+        rows = gradebook.rows(out, maxima)
+        labs = list(maxima)
+        print(report.format_table(gradebook.header(labs), [r.csv(labs) for r in rows]))
+        counts: dict[str, int] = {}
+        for r in rows:
+            counts[r.status] = counts.get(r.status, 0) + 1
+        print(f"{len(rows)} rows: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    print(f"gradebook: {path}", file=sys.stderr)
+    return 0
 
 
 __all__ = ["add_parsers", "dispatch", "EXIT_INTERNAL"]

@@ -293,6 +293,12 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def error_grade(name: str, message: str, exit_code: int) -> dict[str, Any]:
+    """grade.json of a submission that could not be graded; exit_code 2 (bad input) is not
+    retried by a batch (gradebook.is_input_error)."""
+    return {"name": name, "labs": [], "points": 0, "max_points": 0, "error": message, "exit_code": exit_code}
+
+
 def write_failure(out: Path, name: str, message: str, grader_fault: bool = False) -> None:
     """The outputs of a submission that could not be graded at all (nothing found, an unreadable
     or oversized upload, ...): Gradescope shows the student this message and a score of 0,
