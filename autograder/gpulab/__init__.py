@@ -16,9 +16,9 @@ __version__ = "0.1"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("gpulab", "gpulab.errors", "gpulab.proc", "gpulab.locks", "gpulab.gpulock", "gpulab.paths",
               "gpulab.toml_tables", "gpulab.manifest", "gpulab.rubric", "gpulab.scoring", "gpulab.report",
-              "gpulab.progress", "gpulab.submission", "gpulab.lint", "gpulab.symbols", "gpulab.decks",
-              "gpulab.leaks", "gpulab.handout", "gpulab.case_paths", "gpulab.seccomp", "gpulab.tools")),
-    ("tools", ("gpulab.ncu", "gpulab.sanitizer", "gpulab.runner_doc")),
+              "gpulab.progress", "gpulab.submission", "gpulab.kernel_names", "gpulab.lint", "gpulab.symbols", "gpulab.decks",
+              "gpulab.leaks", "gpulab.handout", "gpulab.case_paths", "gpulab.seccomp", "gpulab.untrusted_files")),
+    ("tools", ("gpulab.tools",)),
     ("sandbox", ("gpulab.sandbox",)),
     ("workspace", ("gpulab.workspace", "gpulab.ownership", "gpulab.shipped_reference")),
     ("checks", ("gpulab.checks",)),

@@ -155,8 +155,7 @@ def _dispatch(args: argparse.Namespace, extra: list[str]) -> int:
     if args.command == "experiment":
         return runners.cmd_experiment(course, args, extra)
     if args.command == "conflicts":
-        from gpulab import ncu  # noqa: PLC0415
-        return ncu.cmd_conflicts(course, args)
+        return runners.cmd_conflicts(course, args)
     if args.command == "measure":
         from gpulab import measure  # noqa: PLC0415
         return measure.cmd_measure(course, args)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
-import json
 import os
 import shutil
 import threading
@@ -23,15 +22,16 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator
 
-from gpulab import gpulock, proc, report, scoring, shipped_reference, submission, tools
+from gpulab import gpulock, proc, report, scoring, shipped_reference, submission
 from gpulab.checks import LabRun, Options, conflicts, correctness, library, performance, sanitizers
 from gpulab.errors import GpulabError
 from gpulab.lint import forbidden_constructs
 from gpulab.paths import Course
 from gpulab.rubric import Rubric, load_rubric
-from gpulab.runner_doc import Expect
 from gpulab.sandbox import Sandbox
 from gpulab.scoring import FAIL, Check, LabGrade, ManualResult, StageGrade, SubmissionGrade
+from gpulab.tools.locate import gpu_present
+from gpulab.tools.runner import Expect, stage_table_of
 from gpulab.workspace import INHERITED, Workspace, build_calling_target, read_cmake_cache
 
 __all__ = ["Grader", "Options"]
@@ -66,7 +66,7 @@ class Grader:
         # Instructor data student code must not see: the course (solutions/, autograder/hidden/,
         # the rubrics), the build tree (the reference runners) and the grading workspace.
         self.sandbox.hide([course.source, self.build, work])
-        self.gpu = tools.gpu_present()
+        self.gpu = gpu_present()
         self.device = self._device_name() if self.gpu else ""
         self.parallel = options.parallel or max(1, min(8, os.cpu_count() or 1))
         self._lock = threading.Lock()
@@ -133,7 +133,7 @@ class Grader:
                 verify_help = proc.run([ref, "verify", "--help"], timeout=30)
                 if "--save-output" in run_help.stdout + run_help.stderr and verify_help.ok:
                     verify = ref
-                self._tables[lab] = _stage_table(proc.run([str(ref), "list", "--format", "json"], timeout=60))
+                self._tables[lab] = stage_table_of(proc.run([str(ref), "list", "--format", "json"], timeout=60))
             self._refs[lab], self._verify[lab] = ref, verify
 
     def reference(self, lab: str) -> Path | None:
@@ -153,7 +153,7 @@ class Grader:
             table = self._tables.get(lab)
         if table:
             return table
-        return _stage_table(self.sandbox.run([str(student_runner), "list", "--format", "json"], timeout=60))
+        return stage_table_of(self.sandbox.run([str(student_runner), "list", "--format", "json"], timeout=60))
 
     # -- one submission -------------------------------------------------------------------
     def grade(self, path: Path, out: Path, labs: list[str] | None = None) -> SubmissionGrade:
@@ -408,12 +408,4 @@ class Grader:
         readable = [slot.src] + ([slot.prebuilt] if slot.prebuilt.is_dir() else []) + self.sandbox.hidden_paths(named)
         return lambda argv, timeout: self.sandbox.build(argv, timeout, slot.build, readable)
 
-
-def _stage_table(res: proc.Result) -> dict[str, dict[str, Any]]:
-    """{stage id: its entry} from a runner's `list --format json` ({} when it printed none)."""
-    try:
-        doc = json.loads(res.stdout)
-        return {s["id"]: s for s in doc.get("stages", []) if isinstance(s, dict) and "id" in s}
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
-        return {}
 

@@ -40,7 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpulab import ncu, proc, rubric, tools
+from gpulab import proc, rubric
+from gpulab.tools import locate
+from gpulab.tools.ncu import run as ncu_run
 from gpulab.errors import GpulabError
 
 PYTHON_FOR_PLOTS = "/usr/bin/python3"   # Debian's, with python3-matplotlib (scripts/setup.sh)
@@ -296,7 +298,7 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tupl
     source = course.source
     spec = load_spec(source / "labs" / lab / "measure.toml", lab)
     rb = rubric.load_rubric(course.rubric_path(lab))
-    if not tools.gpu_present():
+    if not locate.gpu_present():
         raise GpulabError("gpulab measure: no GPU on this machine (nvidia-smi lists none); run it on the GPU machine")
     if impl == "reference" and not (source / "solutions" / lab).is_dir():
         raise GpulabError(f"gpulab measure: solutions/{lab}/ is not in this checkout; use --impl student")
@@ -344,10 +346,10 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tupl
         shapes = [(f"-shape{k}" if len(rb.sanitizer_shapes) > 1 else "", c.runner_args(),
                    [a for sid in c.stages for a in ("--stage", sid)] if c.stages else ["--where", "gpu"])
                   for k, c in enumerate(rb.sanitizer_shapes)] or [("", ["--n", spec.quick_run_n], ["--where", "gpu"])]
-        sanitizer = tools.find_tool("compute-sanitizer")
+        sanitizer = locate.find_tool("compute-sanitizer")
         for tool in ("memcheck", "racecheck"):
             if sanitizer is None:
-                log.note(tool, "compute-sanitizer not found: " + tools.MISSING_FIX["compute-sanitizer"], False)
+                log.note(tool, "compute-sanitizer not found: " + locate.MISSING_FIX["compute-sanitizer"], False)
                 continue
             for tag, problem, which in shapes:
                 log.step(tool + tag, [sanitizer, "--tool", tool, "--nvtx", "yes", "--error-exitcode", "9", runner, "run",
@@ -359,7 +361,7 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tupl
         conflicts_n = rb.conflicts_size.arg if rb.conflicts_size else spec.quick_run_n
         reports = []
         for stage in marked:
-            rep = ncu.profile_conflicts(runner, stage, conflicts_n, out / "ncu", timeout=t["ncu"])
+            rep = ncu_run.profile_conflicts(runner, stage, conflicts_n, out / "ncu", timeout=t["ncu"])
             reports.append(rep.to_json())
             log.note(f"ncu {stage}", f"excess {rep.total_excessive} wavefronts {rep.total_wavefronts}"
                      if rep.measured else f"not measured: {rep.reason}",
@@ -384,7 +386,7 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tupl
         measured = []
         for value in (sweep.quick_values if quick else sweep.values):
             for stage in sweep.stages:
-                rep = ncu.profile_conflicts(runner, stage, sweep.n, out / "ncu" / sweep.id, timeout=t["ncu"],
+                rep = ncu_run.profile_conflicts(runner, stage, sweep.n, out / "ncu" / sweep.id, timeout=t["ncu"],
                                             runner_args=["--param", f"{sweep.knob}={value}"])
                 if not rep.measured:
                     log.note(f"{sweep.id} {stage} {sweep.knob}={value}", f"not measured: {rep.reason}", False)

@@ -12,29 +12,9 @@ from typing import Any
 
 from gpulab import proc
 from gpulab.errors import GpulabError
-from gpulab.paths import IMPLS, Course
+from gpulab.paths import Course
 from gpulab.report import format_table
-
-LIST_TIMEOUT = 60
-
-
-def describe_lab(course: Course, lab: str, impl: str | None = None) -> dict[str, Any]:
-    """The runner's `list --format json` for a lab (student runner unless impl is given)."""
-    impls = [impl] if impl else list(IMPLS)
-    runner = next((course.runner(lab, i) for i in impls if course.runner(lab, i).is_file()), None)
-    if runner is None:
-        runner = course.require_runner(lab, impls[0])  # raises the clear error
-    res = proc.run([runner, "list", "--format", "json"], timeout=LIST_TIMEOUT)
-    if not res.ok:
-        raise GpulabError(f"gpulab: `{runner.name} list` failed ({res.describe_exit()}): "
-                          f"{(res.stderr or res.stdout).strip()[:300]}", exit_code=1)
-    try:
-        doc = json.loads(res.stdout)
-    except json.JSONDecodeError as e:
-        raise GpulabError(f"gpulab: `{runner.name} list --format json` printed invalid JSON ({e})",
-                          exit_code=1) from None
-    return doc
-
+from gpulab.tools.runner import describe_lab
 
 def _stage_rows(doc: dict[str, Any]) -> list[list[str]]:
     rows = []
@@ -198,3 +178,43 @@ def cmd_info(course: Course, extra: list[str]) -> int:
         raise GpulabError(f"gpulab: {tool} is not built; run `cmake --build {course.require_build()} "
                           "--target gpulab-info`")
     return proc.run_streaming([tool] + extra)
+
+
+def cmd_conflicts(course: Any, args: Any) -> int:
+    """`gpulab conflicts LAB --stage S [--n N] [--impl I]`: the grader's ncu reader, on one build."""
+    import tempfile  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    from gpulab import gpulock, rubric  # noqa: PLC0415
+    from gpulab.tools import locate  # noqa: PLC0415
+    from gpulab.tools.ncu import report as ncu_report  # noqa: PLC0415
+    from gpulab.tools.ncu import run as ncu_run  # noqa: PLC0415
+    runner = course.require_runner(args.lab, args.impl)
+    size = args.n
+    if size is None:
+        rp = course.rubric_path(args.lab)
+        rb = rubric.load_rubric(rp) if rp.is_file() else None
+        if rb is None or rb.conflicts_size is None:
+            raise GpulabError(f"gpulab: give --n (labs/{args.lab}/rubric.toml has no [conflicts] n)")
+        size = rb.conflicts_size.arg
+    if not locate.gpu_present():
+        print("gpulab conflicts: not run: no GPU on this machine (ncu needs one)", file=sys.stderr)
+        return 4
+    work = Path(args.keep) if args.keep else None
+    reports = []
+    with tempfile.TemporaryDirectory(prefix="gpulab-ncu-") as tmp:
+        base = work or Path(tmp)
+        with gpulock.gpu_lock():
+            for stage in args.stage:
+                params = [a for kv in (args.param or []) for a in ("--param", kv)]
+                rep = ncu_run.profile_conflicts(runner, stage, size, base, runner_args=params)
+                reports.append(ncu_report.relativize(rep, course.source))
+    if args.format == "json":
+        print(json.dumps({"lab": args.lab, "implementation": args.impl, "n": size, "params": args.param or [],
+                          "stages": [r.to_json() for r in reports]}, indent=2))
+    else:
+        for r in reports:
+            print(ncu_report.format_report(r))
+    if any(not r.measured for r in reports):
+        return 5
+    return 0 if all(r.conflict_free for r in reports) else 1

@@ -167,8 +167,6 @@ def problems(root: Path, layers: tuple[tuple[str, tuple[str, ...]], ...]) -> lis
 
 
 class PackageLayers(unittest.TestCase):
-    # Known to fail until the batch's cycle and the upward imports are gone (issue 30).
-    @unittest.expectedFailure
     def test_gpulab_holds_to_its_layers(self):
         found = problems(PACKAGE, gpulab.LAYERS)
         self.assertEqual(found, [], "\n" + "\n".join(found))

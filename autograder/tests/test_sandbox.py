@@ -14,11 +14,13 @@ from pathlib import Path
 
 from unittest import mock
 
-from gpulab import proc, sanitizer, seccomp
-from gpulab.ncu import profile_conflicts
+from gpulab import proc, seccomp
 from gpulab.paths import Course
-from gpulab.sandbox import (HIDE_EXIT, MAX_SANDBOX_TASKS, SECCOMP_FD, Sandbox, SandboxError, copy_private_files, profiling_restricted,
-                            read_private_file, PRIVATE_TMP, _under)
+from gpulab.sandbox import (HIDE_EXIT, MAX_SANDBOX_TASKS, SECCOMP_FD, Sandbox, SandboxError, profiling_restricted,
+                            PRIVATE_TMP, _under)
+from gpulab.tools import compute_sanitizer
+from gpulab.tools.ncu.run import profile_conflicts
+from gpulab.untrusted_files import copy_private_files, read_private_file
 
 from tests.helpers import TempDir, env
 
@@ -201,10 +203,10 @@ class PrivateFilesTest(TempDir, unittest.TestCase):
     def test_killed_sanitizer_is_never_clean(self) -> None:
         log = "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"
         killed = proc.Result(["compute-sanitizer"], -9, "", "", 1.0)
-        rep = sanitizer.verdict("memcheck", "naive", log, killed)
+        rep = compute_sanitizer.verdict("memcheck", "naive", log, killed)
         self.assertFalse(rep.clean)
         self.assertIn("killed", [f.kind for f in rep.findings])
-        ok = sanitizer.verdict("memcheck", "naive", log, proc.Result(["compute-sanitizer"], 0, "", "", 1.0))
+        ok = compute_sanitizer.verdict("memcheck", "naive", log, proc.Result(["compute-sanitizer"], 0, "", "", 1.0))
         self.assertTrue(ok.clean)
 
 

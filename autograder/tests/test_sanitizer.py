@@ -2,7 +2,8 @@
 
 import unittest
 
-from gpulab import proc, sanitizer
+from gpulab import proc
+from gpulab.tools import compute_sanitizer as sanitizer
 from tests.helpers import FIXTURES
 
 
@@ -85,7 +86,7 @@ class SanitizerTest(unittest.TestCase):
             return proc.Result(cmd, 0, "", "", 1.0)
 
         with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch.object(sanitizer.tools, "find_tool", return_value=Path("/cs")), \
+                mock.patch.object(sanitizer.locate, "find_tool", return_value=Path("/cs")), \
                 mock.patch.object(sanitizer.proc, "run", side_effect=fake_run):
             sanitizer.run_sanitizer("memcheck", Path("/runner"), "naive", "4099", Path(tmp), 10.0)
         cmd = seen[0]

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from gpulab import ncu
 from gpulab.rubric import Rubric, StagePoints
-from gpulab.runner_doc import NO_GPU, Expect
 from gpulab.sandbox import Sandbox
 from gpulab.scoring import FAIL, NOT_RUN, Check, StageGrade
+from gpulab.tools.ncu.report import KernelProfile
+from gpulab.tools.runner import NO_GPU, Expect
 
 SANDBOX_FIX = ("install bubblewrap (Debian package; scripts/fetch-deps.sh for an offline machine) and grade as "
                "root, or set NVreg_RestrictProfilingToAdminUsers=0 (autograder/README.md)")
@@ -60,7 +60,7 @@ class LabRun:
     options: Options
     gpu: bool
     parallel: int
-    profiles: dict[tuple[str, str], ncu.KernelProfile] = field(default_factory=dict)   # ncu's view, per (stage, n)
+    profiles: dict[tuple[str, str], KernelProfile] = field(default_factory=dict)   # ncu's view, per (stage, n)
     # The reference's medians {stage: (ms, why not)}: the grader's per-device cache (Grader.reference_times);
     # None times the reference afresh.
     reference_times: Callable[[list[str]], dict[str, tuple[float | None, str]]] | None = None

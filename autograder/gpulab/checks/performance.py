@@ -9,12 +9,14 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from gpulab import ncu, proc, scoring
+from gpulab import proc, scoring
 from gpulab.checks import LabRun
 from gpulab.rubric import Rubric, StagePoints
-from gpulab.runner_doc import parse_runner_json, stage_result
 from gpulab.sandbox import Sandbox
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
+from gpulab.tools.ncu import report as ncu_report
+from gpulab.tools.ncu import run as ncu_run
+from gpulab.tools.runner import parse_runner_json, stage_result
 
 # A stage's honest median (events around all its work) is never far below the kernel time
 # Nsight Compute measures for it; well below means the student's process did not measure it.
@@ -151,13 +153,13 @@ def profile_stages(lr: LabRun, stages: list[str], size_arg: str) -> None:
         return
     with _jailed_profiler(lr) as (wrapper, _, scratch):
         if wrapper is not None:
-            found = ncu.profile_stages_kernel_time(
+            found = ncu_run.profile_stages_kernel_time(
                 lr.runner, todo, size_arg, scratch, lr.rubric.tool_timeout * len(todo), wrapper=wrapper,
                 scratch=scratch, env=lr.sandbox.env(scratch))
             lr.profiles.update({(s, size_arg): prof for s, prof in found.items()})
 
 
-def profile(lr: LabRun, stage: str, size_arg: str) -> ncu.KernelProfile:
+def profile(lr: LabRun, stage: str, size_arg: str) -> ncu_report.KernelProfile:
     """One ncu run of the stage in the jail (Sandbox.profiler_wrap): its kernels' time and names,
     kept in `lr.profiles` by stage and size, where the timing cross-check and the library rule
     share it (a run at another size never stands in: a one-pass stage launches other kernels
@@ -166,8 +168,8 @@ def profile(lr: LabRun, stage: str, size_arg: str) -> ncu.KernelProfile:
     if key in lr.profiles:
         return lr.profiles[key]
     with _jailed_profiler(lr) as (wrapper, why, scratch):
-        prof = (ncu.KernelProfile(None, why) if wrapper is None else
-                ncu.profile_kernel_time(lr.runner, stage, size_arg, scratch, lr.rubric.tool_timeout, wrapper=wrapper,
+        prof = (ncu_report.KernelProfile(None, why) if wrapper is None else
+                ncu_run.profile_kernel_time(lr.runner, stage, size_arg, scratch, lr.rubric.tool_timeout, wrapper=wrapper,
                                         scratch=scratch, env=lr.sandbox.env(scratch)))
     lr.profiles[key] = prof
     return prof
