@@ -22,17 +22,19 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator
 
-from gpulab import gpulock, proc, report, scoring, shipped_reference, submission
+from gpulab import gpulock, proc, report, scoring, submission
 from gpulab.checks import LabRun, Options, conflicts, correctness, library, performance, sanitizers
 from gpulab.errors import GpulabError
 from gpulab.lint import forbidden_constructs
-from gpulab.paths import Course
+from gpulab.paths import Course, read_cmake_cache
 from gpulab.rubric import Rubric, load_rubric
-from gpulab.sandbox import Sandbox
+from gpulab.sandbox.jail import Sandbox
 from gpulab.scoring import FAIL, Check, LabGrade, ManualResult, StageGrade, SubmissionGrade
 from gpulab.tools.locate import gpu_present
 from gpulab.tools.runner import Expect, stage_table_of
-from gpulab.workspace import INHERITED, Workspace, build_calling_target, read_cmake_cache
+from gpulab.workspace import shipped_reference
+from gpulab.workspace.calling_build import INHERITED, build_calling_target
+from gpulab.workspace.slots import Workspace
 
 __all__ = ["Grader", "Options"]
 

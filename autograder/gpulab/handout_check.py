@@ -16,10 +16,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from gpulab import handout, leaks, proc, shipped_reference
+from gpulab import handout, leaks, proc
 from gpulab.errors import EXIT_FAILED, EXIT_USAGE, GpulabError
-from gpulab.paths import Course
-from gpulab.workspace import configure_args, read_cmake_cache, trim_compiler_output
+from gpulab.paths import Course, read_cmake_cache
+from gpulab.workspace import shipped_reference
+from gpulab.workspace.calling_build import configure_args, trim_compiler_output
 
 
 CODE_SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h", ".cc"}

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 from gpulab.paths import Course
-from gpulab.workspace import BuildResult
+from gpulab.workspace.slots import BuildResult
 
 HERE = Path(__file__).resolve().parent
 FAKE_RUNNER = HERE / "fakes" / "fake_runner.py"

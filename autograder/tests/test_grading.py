@@ -352,7 +352,7 @@ class GradingTest(FakeGrading, unittest.TestCase):
 
     def test_handout_grades_performance_against_the_shipped_reference(self):
         # issue 12, item 4: the handout carries reference/gpulab-<lab>-reference (no source).
-        from gpulab import shipped_reference
+        from gpulab.workspace import shipped_reference
         from tests.helpers import STAGES, write_runner
         self.course = make_course(self.tmp / "handout", reference=False, hidden=False)
         write_runner(shipped_reference.shipped_path(self.course.source, "scan"),

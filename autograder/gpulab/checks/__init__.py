@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from gpulab.rubric import Rubric, StagePoints
-from gpulab.sandbox import Sandbox
+from gpulab.sandbox.jail import Sandbox
 from gpulab.scoring import FAIL, NOT_RUN, Check, StageGrade
 from gpulab.tools.ncu.report import KernelProfile
 from gpulab.tools.runner import NO_GPU, Expect

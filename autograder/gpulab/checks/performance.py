@@ -12,7 +12,7 @@ from pathlib import Path
 from gpulab import proc, scoring
 from gpulab.checks import LabRun
 from gpulab.rubric import Rubric, StagePoints
-from gpulab.sandbox import Sandbox
+from gpulab.sandbox.jail import Sandbox
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
 from gpulab.tools.ncu import report as ncu_report
 from gpulab.tools.ncu import run as ncu_run

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from gpulab import proc
 from gpulab.errors import EXIT_FAILED, GpulabError
-from gpulab.workspace import configure_args, read_cmake_cache, trim_compiler_output
+from gpulab.paths import read_cmake_cache
+from gpulab.workspace.calling_build import configure_args, trim_compiler_output
 
 FOLDER = "reference"
 # Volta to Hopper: the GPUs students have (sm_70 was dropped by CUDA 13; only those nvcc lists are
