@@ -92,7 +92,8 @@ def dispatch(course: Course, args: argparse.Namespace) -> int:
 
 
 def _make_grader(course: Course, args: argparse.Namespace):
-    from gpulab.grading import Grader, Options  # noqa: PLC0415
+    from gpulab.checks.options import Options  # noqa: PLC0415
+    from gpulab.grading.pipeline import Grader  # noqa: PLC0415
     log = (lambda m: None) if args.quiet else (lambda m: print(f"  .. {m}", file=sys.stderr, flush=True))
     opts = Options(sanitizers=not args.no_sanitizers, conflicts=not args.no_conflicts,
                    performance=not args.no_performance, hidden=not args.no_hidden, sandbox=not args.no_sandbox,

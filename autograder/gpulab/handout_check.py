@@ -252,7 +252,8 @@ def check_handout(course: Course, out: Path) -> int:
     if expected:
         print("  ran; failing on the untouched starter, as expected: " + ", ".join(expected))
     print("gpulab handout --check: grading the untouched handout (expect 0) ...", flush=True)
-    from gpulab.grading import Grader, Options  # noqa: PLC0415
+    from gpulab.checks.options import Options  # noqa: PLC0415
+    from gpulab.grading.pipeline import Grader  # noqa: PLC0415
     grader = Grader(course, (course.build or scratch) / "grading", Options(performance=False, conflicts=False,
                                                                          sanitizers=False))
     sub = grader.grade(out, scratch / "grade-untouched")

@@ -143,7 +143,8 @@ class FakeWorkspace:
 
 def fake_grader(course: Course, root: Path, **opts):
     """A Grader over a fake course, fake workspace, no sandbox (the wrappers are plain scripts)."""
-    from gpulab.grading import Grader, Options
+    from gpulab.checks.options import Options
+    from gpulab.grading.pipeline import Grader
     options = Options(sandbox=False, **opts)
     g = Grader(course, root / "work", options)
     g.workspace = FakeWorkspace(root)

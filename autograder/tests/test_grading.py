@@ -206,8 +206,8 @@ class GradingTest(FakeGrading, unittest.TestCase):
         g = fake_grader(self.course, self.tmp)
         self.assertEqual(g.labs_in([submission_dir(self.tmp, GOOD), self.tmp], ["scan"]), ["scan"])
         with env(FAKE_RUNNER_DEVICE_LOG=str(log)):
-            g.time_references_ahead(["scan"]).join()
-            self.assertEqual(sorted(s for (_, lab, s) in g._ref_times), ["naive", "shared"])
+            g.references.time_ahead(["scan"], g.device).join()
+            self.assertEqual(sorted(s for (_, lab, s) in g.references.times_ms), ["naive", "shared"])
             sub = g.grade(submission_dir(self.tmp, GOOD, name="bob"), self.tmp / "out")
         # (Only the reference's runs reach the log: student runs get a clean environment.)
         timed = [l.split()[0] for l in log.read_text().splitlines() if l.endswith("timed")]
@@ -220,10 +220,10 @@ class GradingTest(FakeGrading, unittest.TestCase):
         g = fake_grader(self.course, self.tmp)
         (self.tmp / "empty").mkdir()
         self.assertEqual(g.labs_in([self.tmp / "empty"], ["scan"]), [])
-        self.assertIsNone(g.time_references_ahead([]))
-        g._rows_on_gpu.set()
-        g.time_references_ahead(["scan"]).join()
-        self.assertEqual(g._ref_times, {})
+        self.assertIsNone(g.references.time_ahead([], g.device))
+        g.references.rows_on_gpu.set()
+        g.references.time_ahead(["scan"], g.device).join()
+        self.assertEqual(g.references.times_ms, {})
 
     def test_library_any_allows_library_kernels(self):
         rubric = self.course.rubric_path("scan")

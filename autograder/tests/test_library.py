@@ -21,7 +21,7 @@ from types import SimpleNamespace
 from unittest import mock
 
 from gpulab import kernel_names
-from gpulab.checks import library, performance
+from gpulab.checks import kernel_profiles, library
 from gpulab.rubric import Case, Performance, Size
 from gpulab.tools.ncu import report as ncu_report
 from gpulab.tools.ncu import run as ncu_run
@@ -247,9 +247,9 @@ class ProfileKeyTest(unittest.TestCase):
     def test_profile(self):
         with tempfile.TemporaryDirectory() as tmp, mock.patch.object(ncu_run, "profile_kernel_time", self.at_size):
             lr = self.lab_run(Path(tmp))
-            big = performance.profile(lr, "single-pass", "16777216")
-            self.assertEqual(performance.profile(lr, "single-pass", "4099").kernels, ["kernel-at-4099"])
-            self.assertIs(performance.profile(lr, "single-pass", "16777216"), big)
+            big = kernel_profiles.profile(lr, "single-pass", "16777216")
+            self.assertEqual(kernel_profiles.profile(lr, "single-pass", "4099").kernels, ["kernel-at-4099"])
+            self.assertIs(kernel_profiles.profile(lr, "single-pass", "16777216"), big)
 
     def test_profile_stages(self):
         def stages_at_size(runner, stages, size_arg, *args, **kwargs):
@@ -259,12 +259,12 @@ class ProfileKeyTest(unittest.TestCase):
                 mock.patch.object(ncu_run, "profile_stages_kernel_time", side_effect=stages_at_size) as run, \
                 mock.patch.object(ncu_run, "profile_kernel_time", self.at_size):
             lr = self.lab_run(Path(tmp))
-            performance.profile_stages(lr, ["tree", "cascading"], "4099")
-            performance.profile_stages(lr, ["tree", "cascading"], "16777216")
-            performance.profile_stages(lr, ["tree", "cascading"], "16777216")   # already there
+            kernel_profiles.profile_stages(lr, ["tree", "cascading"], "4099")
+            kernel_profiles.profile_stages(lr, ["tree", "cascading"], "16777216")
+            kernel_profiles.profile_stages(lr, ["tree", "cascading"], "16777216")   # already there
             self.assertEqual(run.call_count, 2)
-            self.assertEqual(performance.profile(lr, "tree", "16777216").kernels, ["kernel-at-16777216"])
-            self.assertEqual(performance.profile(lr, "tree", "4099").kernels, ["kernel-at-4099"])
+            self.assertEqual(kernel_profiles.profile(lr, "tree", "16777216").kernels, ["kernel-at-16777216"])
+            self.assertEqual(kernel_profiles.profile(lr, "tree", "4099").kernels, ["kernel-at-4099"])
 
 
 class LibraryCheckTest(FakeGrading, unittest.TestCase):

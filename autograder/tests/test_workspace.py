@@ -13,7 +13,8 @@ import unittest
 from pathlib import Path
 
 from gpulab.workspace import stamp as slot_stamp
-from gpulab.grading import Grader, Options
+from gpulab.checks.options import Options
+from gpulab.grading.pipeline import Grader
 from gpulab.workspace.slots import Workspace
 from tests.helpers import REFERENCE, TempDir, env, fake_cmake_on_path, fake_tools_env, make_course, submission_dir
 

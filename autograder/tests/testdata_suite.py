@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpulab import leaks, report  # noqa: E402
 from gpulab.tools import locate  # noqa: E402
-from gpulab.grading import Grader, Options  # noqa: E402
+from gpulab.checks.options import Options  # noqa: E402
+from gpulab.grading.pipeline import Grader  # noqa: E402
 from gpulab.paths import Course  # noqa: E402
 from gpulab.rubric import load_rubric  # noqa: E402
 

@@ -17,7 +17,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
-from gpulab.checks import SANDBOX_FIX, LabRun
+from gpulab.checks.lab_run import SANDBOX_FIX, LabRun
 from gpulab.rubric import StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
 from gpulab.tools.ncu import report as ncu_report

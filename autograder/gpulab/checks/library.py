@@ -3,10 +3,10 @@ and "What a stage may take from CUDA's libraries")."""
 
 from __future__ import annotations
 
-from gpulab.checks import SANDBOX_FIX, LabRun
-from gpulab.checks.performance import profile, profile_stages
-from gpulab.rubric import Rubric, Size
+from gpulab.checks.kernel_profiles import profile, profile_stages
+from gpulab.checks.lab_run import SANDBOX_FIX, LabRun
 from gpulab.kernel_names import library_kernel, readable_names, short_kernel
+from gpulab.rubric import Rubric, Size
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
 
 

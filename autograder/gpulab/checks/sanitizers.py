@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from gpulab.checks import LabRun
+from gpulab.checks.lab_run import LabRun
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
 from gpulab.tools import compute_sanitizer
 from gpulab.untrusted_files import copy_private_files
