@@ -15,7 +15,7 @@ __version__ = "0.1"
 # allowed that closes no cycle.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("gpulab", "gpulab.errors", "gpulab.proc", "gpulab.locks", "gpulab.gpulock", "gpulab.paths",
-              "gpulab.toml_tables", "gpulab.manifest", "gpulab.rubric", "gpulab.scoring", "gpulab.report",
+              "gpulab.toml_tables", "gpulab.manifest", "gpulab.rubric", "gpulab.scoring", "gpulab.table", "gpulab.report",
               "gpulab.progress", "gpulab.submission", "gpulab.kernel_names", "gpulab.lint", "gpulab.decks",
               "gpulab.leaks", "gpulab.handout", "gpulab.case_paths", "gpulab.untrusted_files")),
     ("tools", ("gpulab.tools",)),
@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("checks", ("gpulab.checks",)),
     ("grading", ("gpulab.grading",)),
     ("batch", ("gpulab.batch",)),
-    ("tasks", ("gpulab.measure", "gpulab.submit", "gpulab.package", "gpulab.handout_check")),
-    ("commands", ("gpulab.runners", "gpulab.grade_cli")),
+    ("tasks", ("gpulab.measure", "gpulab.submit", "gpulab.gradescope", "gpulab.handout_check")),
+    ("commands", ("gpulab.commands",)),
     ("entry", ("gpulab.cli", "gpulab.__main__")),
 )

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gpulab import report  # noqa: E402
 from gpulab.tools import locate  # noqa: E402
-from gpulab.grade_cli import exit_code_for  # noqa: E402
+from gpulab.commands.grade import exit_code_for  # noqa: E402
 from gpulab.checks.options import Options  # noqa: E402
 from gpulab.grading.pipeline import Grader  # noqa: E402
 from gpulab.paths import Course  # noqa: E402

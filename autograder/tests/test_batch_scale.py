@@ -11,8 +11,9 @@ import io
 import sys
 import unittest
 
-from gpulab import gpulock, grade_cli
+from gpulab import gpulock
 from gpulab.batch import gradebook, local, plan, queue, slurm
+from gpulab.commands import grade
 from gpulab.errors import GpulabError
 from tests.helpers import HERE, TempDir, env, make_course, run_cli, submission_dir
 
@@ -164,7 +165,7 @@ class SlurmScriptTest(TempDir, unittest.TestCase):
         args = cli._parser().parse_args(
             ["grade", "--batch", "subs", "--out", "o", "--gpus", "0,1", "--jobs=3", "--no-conflicts", "--slurm",
              "--partition", "p", "--lab", "scan", "--lab", "transpose", "--force", "--per-task=4", "--stage", "naive"])
-        cmd = grade_cli.worker_command(args, ["--worker"])
+        cmd = grade.worker_command(args, ["--worker"])
         self.assertEqual(cmd[1:], ["-m", "gpulab", "grade", "--lab", "scan", "--lab", "transpose", "--stage", "naive",
                                    "--no-conflicts", "--worker"])
 
@@ -264,7 +265,7 @@ class CommandLineTest(TempDir, unittest.TestCase):
         with env(GPULAB_FAKE_GPU="1", CUDA_VISIBLE_DEVICES="2", GPULAB_GPU_LOCK=str(self.tmp / "gpu.lock"),
                  GPULAB_NCU=str(FAKES / "fake_ncu.py"), GPULAB_COMPUTE_SANITIZER=str(FAKES / "fake_sanitizer.py")), \
                 contextlib.redirect_stdout(stdout):
-            code = grade_cli.cmd_batch(self.course, args, lambda: fake_grader(self.course, self.tmp))
+            code = grade.grade_batch(self.course, args, lambda: fake_grader(self.course, self.tmp))
         self.assertEqual(code, 0)
         events = [json.loads(l) for l in stdout.getvalue().splitlines()]
         self.assertEqual(sorted(e["name"] for e in events if e["ev"] == "done"), ["b", "c"])
@@ -275,7 +276,7 @@ class CommandLineTest(TempDir, unittest.TestCase):
         args.only, err = ["a"], io.StringIO()
         with env(GPULAB_NO_GPU="1", GPULAB_FAKE_GPU=None), contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(err):
-            code = grade_cli.cmd_batch(self.course, args, lambda: fake_grader(self.course, self.tmp))
+            code = grade.grade_batch(self.course, args, lambda: fake_grader(self.course, self.tmp))
         self.assertEqual(code, 4)
         self.assertIn("no GPU on", err.getvalue())
         self.assertEqual((read_rows(self.tmp / "out")["a"]["status"], read_rows(self.tmp / "out")["a"]["gpu"]),

@@ -6,9 +6,9 @@ import re
 import unittest
 
 from gpulab import report
-from gpulab.grade_cli import exit_code_for
+from gpulab.commands.grade import exit_code_for
 from gpulab.lint import forbidden_constructs
-from gpulab.tools.runner import case_outcome, parse_runner_json
+from gpulab.tools.runner_json import case_outcome, parse_runner_json
 from gpulab.proc import Result
 from gpulab.rubric import Case, Size
 from tests.helpers import (FakeGrading, FIXTURES, REFERENCE, RUBRIC, TempDir, env, fake_grader, fake_tools_env, make_course,
@@ -517,7 +517,7 @@ class CaseOutcomeTest(unittest.TestCase):
         self.assertEqual(case_outcome(Result([], 0, "", "", 0.1), "naive", self.CASE).status, "error")
 
     def test_forged_document_shapes(self):
-        from gpulab.tools.runner import Expect
+        from gpulab.tools.runner_json import Expect
         expect = Expect("scan", {"naive": "naive"})
         ok = case_outcome(Result([], 0, self.doc(), "", 0.1), "naive", self.CASE, expect=expect)
         self.assertEqual(ok.status, "pass")

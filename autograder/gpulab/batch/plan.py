@@ -17,9 +17,9 @@ from typing import Any
 
 from gpulab import gpulock
 from gpulab.batch import gradebook, queue
-from gpulab.report import format_table
 from gpulab.rubric import load_rubric
 from gpulab.submission import submission_name
+from gpulab.table import format_table
 
 # Costs in the grader's own units (checks/*.py), from H200 grades of the three references
 # (2026-11-23: scan 50 s, transpose 56 s, reduction 33 s of GPU phases): a correctness case is one

@@ -14,7 +14,7 @@ from gpulab import proc, scoring
 from gpulab.checks.lab_run import LabRun
 from gpulab.rubric import Case, StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, CaseResult, Check, StageGrade
-from gpulab.tools.runner import NO_GPU, case_outcome, parse_runner_json, problem_matches, stage_result
+from gpulab.tools.runner_json import NO_GPU, case_outcome, parse_runner_json, problem_matches, stage_result
 from gpulab.untrusted_files import copy_private_files
 
 

@@ -13,7 +13,7 @@ from gpulab.rubric import Rubric, StagePoints
 from gpulab.sandbox.jail import Sandbox
 from gpulab.scoring import FAIL, NOT_RUN, Check, StageGrade
 from gpulab.tools.ncu.report import KernelProfile
-from gpulab.tools.runner import NO_GPU, Expect
+from gpulab.tools.runner_json import NO_GPU, Expect
 
 SANDBOX_FIX = ("install bubblewrap (Debian package; scripts/fetch-deps.sh for an offline machine) and grade as "
                "root, or set NVreg_RestrictProfilingToAdminUsers=0 (autograder/README.md)")

@@ -12,7 +12,7 @@ from gpulab.checks.lab_run import LabRun
 from gpulab.rubric import Rubric, StagePoints
 from gpulab.sandbox.jail import Sandbox
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
-from gpulab.tools.runner import parse_runner_json, stage_result
+from gpulab.tools.runner_json import parse_runner_json, stage_result
 
 # A stage's honest median (events around all its work) is never far below the kernel time
 # Nsight Compute measures for it; well below means the student's process did not measure it.

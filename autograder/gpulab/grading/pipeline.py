@@ -35,7 +35,8 @@ from gpulab.rubric import Rubric, load_rubric
 from gpulab.sandbox.jail import Sandbox
 from gpulab.scoring import FAIL, Check, LabGrade, ManualResult, StageGrade, SubmissionGrade
 from gpulab.tools.locate import gpu_present
-from gpulab.tools.runner import Expect, stage_table_of
+from gpulab.tools.runner import stage_table_of
+from gpulab.tools.runner_json import Expect
 from gpulab.workspace import shipped_reference
 from gpulab.workspace.calling_build import INHERITED
 from gpulab.workspace.slots import Workspace

@@ -1,4 +1,7 @@
-"""The grading subcommands: grade (one submission or --batch), package (Gradescope), handout."""
+"""`gpulab grade SUBMISSION [--lab L]... [--stage S]... [--out DIR]`: grade one submission
+(grading/pipeline.py); `gpulab grade --batch DIR --out DIR [--jobs J] [--gpus ...] [--slurm ...]
+[--plan]`: a folder of them into a gradebook (batch/), in one of its modes. Both write, whatever
+happens, a results.json that says what was graded or why nothing was."""
 
 from __future__ import annotations
 
@@ -10,10 +13,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from gpulab import report
-from gpulab.errors import (EXIT_CHECKS_MISSING, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, GpulabError)
+from gpulab.errors import EXIT_CHECKS_MISSING, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, GpulabError
 from gpulab.paths import Course
 
+NAME = "grade"
 GRADE_EPILOG = """\
 exit status: 0 graded, every check ran; 2 bad input (nothing graded); 3 the grader could not
 build the pristine course; 4 graded without a GPU (GPU parts "not run: no GPU"); 5 graded on a
@@ -24,8 +27,7 @@ results.json with score 0 and the reason.
 """
 
 
-def add_parsers(sub: argparse._SubParsersAction) -> None:
-    """Registers grade / package / handout on the top-level parser."""
+def add_parser(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("grade", help="grade a submission (or a folder of them with --batch)",
                        epilog=GRADE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
     g.add_argument("submission", nargs="?", help="a folder, .zip, .tar.gz or git checkout")
@@ -54,87 +56,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--quiet", action="store_true", help="no progress lines")
     _add_scale_out_options(g)
 
-    gb = sub.add_parser("gradebook", help="rebuild OUT/gradebook.csv from a batch's grades and show it",
-                        allow_abbrev=False)
-    gb.add_argument("out", metavar="OUT", help="the --out folder of gpulab grade --batch")
-    gb.add_argument("--quiet", action="store_true", help="only write the CSV")
 
-    p = sub.add_parser("package", help="write Gradescope's autograder.zip for one lab", allow_abbrev=False)
-    p.add_argument("--lab", required=True)
-    p.add_argument("--out", default="autograder.zip", metavar="ZIP")
-
-    h = sub.add_parser("handout", help="export what students receive (no solutions, no hidden tests)",
-                       allow_abbrev=False)
-    h.add_argument("--out", required=True, metavar="DIR", help="an empty or new folder")
-    h.add_argument("--check", action="store_true",
-                   help="then configure, build and test the export, and grade it untouched (expect 0)")
-    h.add_argument("--reference-archs", default="common", metavar="LIST|common|none",
-                   help="CUDA architectures of the compiled reference runners shipped in reference/ "
-                        "(common: sm_70-sm_90 as nvcc supports them; none: ship none)")
-    h.add_argument("--release-solutions", action="store_true",
-                   help="after the deadline: keep the decks' answer slides and add solutions/ (the reference "
-                        "and its notes); the answer check is skipped (autograder/README.md, \"The handout\")")
-
-
-def dispatch(course: Course, args: argparse.Namespace) -> int:
-    if args.command == "grade":
-        return cmd_grade(course, args)
-    if args.command == "gradebook":
-        return cmd_gradebook(Path(args.out), args.quiet)
-    if args.command == "package":
-        from gpulab import package  # noqa: PLC0415
-        return package.cmd_package(course, args.lab, Path(args.out))
-    if args.command == "handout":
-        from gpulab import handout_check  # noqa: PLC0415
-        return handout_check.cmd_handout(course, Path(args.out), args.check, args.reference_archs,
-                                         release=args.release_solutions)
-    raise GpulabError(f"gpulab: unknown command {args.command}")
-
-
-def _make_grader(course: Course, args: argparse.Namespace):
-    from gpulab.checks.options import Options  # noqa: PLC0415
-    from gpulab.grading.pipeline import Grader  # noqa: PLC0415
-    log = (lambda m: None) if args.quiet else (lambda m: print(f"  .. {m}", file=sys.stderr, flush=True))
-    opts = Options(sanitizers=not args.no_sanitizers, conflicts=not args.no_conflicts,
-                   performance=not args.no_performance, hidden=not args.no_hidden, sandbox=not args.no_sandbox,
-                   stages=set(args.stage) if args.stage else None, verify_timing=not args.no_verify_timing, timer=args.timer, log=log)
-    build = course.require_build()
-    work = Path(args.work) if args.work else build / "grading"
-    if args.jobs < 1:
-        raise GpulabError("gpulab grade: --jobs must be at least 1")
-    # A wait for a workspace slot held by another grade is said even with --quiet: it can be long.
-    notify = lambda m: print(f"  .. {m}", file=sys.stderr, flush=True)  # noqa: E731
-    return Grader(course, work, opts, jobs=args.jobs, grow_workspace=not args.work, notify=notify)
-
-
-def exit_code_for(sub) -> int:
-    """4 without a GPU, 5 when a check was not run for another reason, else 0."""
-    if not sub.gpu:
-        return EXIT_NO_GPU
-    if any(lab.not_run() for lab in sub.labs):
-        return EXIT_CHECKS_MISSING
-    return EXIT_OK
-
-
-def write_not_graded(out: Path, name: str, error: GpulabError, grader_fault: bool) -> None:
-    """Every way a single grade can end without a grade still leaves a valid results.json
-    (score 0, the reason) in OUT, so that Gradescope shows the reason, plus report.md and an
-    error grade.json; the command still exits with the error's status. `grader_fault`: the
-    reason is the grader's set-up (command line, build tree, pristine course), not the upload."""
-    message = str(error).removeprefix("gpulab grade: ")
-    report.write_failure(out, name, message, grader_fault=grader_fault)
-    report.write_atomic(out / "grade.json", json.dumps(report.error_grade(name, message, error.exit_code), indent=2) + "\n")
-
-
-def cmd_grade(course: Course, args: argparse.Namespace) -> int:
+def main(course: Course, args: argparse.Namespace, extra: list[str]) -> int:
     if bool(args.submission) == bool(args.batch):
         raise GpulabError("gpulab grade: give one SUBMISSION or --batch DIR (see gpulab grade --help)")
     if args.batch:
         _check_labs(course, args)
-        return cmd_batch(course, args, lambda: _make_grader(course, args))
+        return grade_batch(course, args, lambda: _make_grader(course, args))
     batch_only = [f for f in ("gpus", "slurm", "slurm_dry_run", "plan", "worker") if getattr(args, f)]
     if batch_only:
         raise GpulabError(f"gpulab grade: --{batch_only[0].replace('_', '-')} needs --batch DIR")
+    from gpulab import report  # noqa: PLC0415
     from gpulab.submission import submission_name  # noqa: PLC0415
     sub_path = Path(args.submission)
     name = submission_name(sub_path)
@@ -171,6 +103,42 @@ def _check_labs(course: Course, args: argparse.Namespace) -> None:
         if not course.rubric_path(lab).is_file():
             known = ", ".join(l for l in course.labs() if course.rubric_path(l).is_file()) or "none"
             raise GpulabError(f"gpulab grade: no rubric for lab {lab!r} (labs with a rubric: {known})")
+
+
+def _make_grader(course: Course, args: argparse.Namespace):
+    from gpulab.checks.options import Options  # noqa: PLC0415
+    from gpulab.grading.pipeline import Grader  # noqa: PLC0415
+    log = (lambda m: None) if args.quiet else (lambda m: print(f"  .. {m}", file=sys.stderr, flush=True))
+    opts = Options(sanitizers=not args.no_sanitizers, conflicts=not args.no_conflicts,
+                   performance=not args.no_performance, hidden=not args.no_hidden, sandbox=not args.no_sandbox,
+                   stages=set(args.stage) if args.stage else None, verify_timing=not args.no_verify_timing, timer=args.timer, log=log)
+    build = course.require_build()
+    work = Path(args.work) if args.work else build / "grading"
+    if args.jobs < 1:
+        raise GpulabError("gpulab grade: --jobs must be at least 1")
+    # A wait for a workspace slot held by another grade is said even with --quiet: it can be long.
+    notify = lambda m: print(f"  .. {m}", file=sys.stderr, flush=True)  # noqa: E731
+    return Grader(course, work, opts, jobs=args.jobs, grow_workspace=not args.work, notify=notify)
+
+
+def exit_code_for(sub) -> int:
+    """4 without a GPU, 5 when a check was not run for another reason, else 0."""
+    if not sub.gpu:
+        return EXIT_NO_GPU
+    if any(lab.not_run() for lab in sub.labs):
+        return EXIT_CHECKS_MISSING
+    return EXIT_OK
+
+
+def write_not_graded(out: Path, name: str, error: GpulabError, grader_fault: bool) -> None:
+    """Every way a single grade can end without a grade still leaves a valid results.json
+    (score 0, the reason) in OUT, so that Gradescope shows the reason, plus report.md and an
+    error grade.json; the command still exits with the error's status. `grader_fault`: the
+    reason is the grader's set-up (command line, build tree, pristine course), not the upload."""
+    from gpulab import report  # noqa: PLC0415
+    message = str(error).removeprefix("gpulab grade: ")
+    report.write_failure(out, name, message, grader_fault=grader_fault)
+    report.write_atomic(out / "grade.json", json.dumps(report.error_grade(name, message, error.exit_code), indent=2) + "\n")
 
 
 # ----------------------------------------------------------------------------- grade --batch
@@ -235,7 +203,7 @@ def worker_command(args: Any, extra: Sequence[str]) -> list[str]:
     return [sys.executable, "-m", "gpulab", "grade", *grading_options(args), *extra]
 
 
-def cmd_batch(course: Any, args: Any, make_grader: Callable[[], Any]) -> int:
+def grade_batch(course: Course, args: argparse.Namespace, make_grader: Callable[[], Any]) -> int:
     """grade --batch in one of its modes: --plan, --slurm, --gpus (parent), --worker, plain."""
     from gpulab.batch import gradebook, local, queue  # noqa: PLC0415
     from gpulab.submission import submission_name  # noqa: PLC0415
@@ -289,26 +257,3 @@ def cmd_batch(course: Any, args: Any, make_grader: Callable[[], Any]) -> int:
             errors = local.run_batch(folder, out, grade, maxima, jobs=args.jobs, force=args.force, gpu=grader.gpu,
                                      log=quiet, device=grader.device)
     return 1 if errors else (EXIT_NO_GPU if not grader.gpu else EXIT_OK)
-
-
-def cmd_gradebook(out: Path, quiet: bool = False) -> int:
-    """`gpulab gradebook OUT`: rebuild OUT/gradebook.csv from every grade.json (the final job of
-    a Slurm batch runs it) and print it with a count per status."""
-    from gpulab.batch import gradebook  # noqa: PLC0415
-    if not out.is_dir():
-        raise GpulabError(f"gpulab gradebook: {out} is not a folder (give the --out of gpulab grade --batch)")
-    maxima = gradebook.read_batch_info(out)
-    path = gradebook.write(out, maxima)
-    if not quiet:
-        rows = gradebook.rows(out, maxima)
-        labs = list(maxima)
-        print(report.format_table(gradebook.header(labs), [r.csv(labs) for r in rows]))
-        counts: dict[str, int] = {}
-        for r in rows:
-            counts[r.status] = counts.get(r.status, 0) + 1
-        print(f"{len(rows)} rows: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-    print(f"gradebook: {path}", file=sys.stderr)
-    return 0
-
-
-__all__ = ["add_parsers", "dispatch", "EXIT_INTERNAL"]
