@@ -34,7 +34,7 @@ GRADEBOOK = "gradebook.csv"
 BATCH_JSON = "batch.json"    # OUT/batch.json: the gradebook's labs and their max points
 GRADED, COMPILE_ERROR, REJECTED, ERROR = "graded", "compile-error", "rejected", "error"
 INCOMPLETE_NO_GPU, INCOMPLETE_NOT_RUN = "incomplete: no GPU", "incomplete: not run"
-NO_GPU_REASON = "(no GPU)"   # grading.NO_GPU as it appears in LabGrade.not_run()
+NO_GPU_REASON = "(no GPU)"   # tools/runner_json.NO_GPU as it appears in LabGrade.not_run()
 DISABLED_REASON = "(disabled ("
 
 

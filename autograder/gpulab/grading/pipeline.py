@@ -5,7 +5,7 @@
     performance -> library (checks/*.py, over one checks.lab_run.LabRun; the conflicts'
     profiles start beside correctness)
 
-Every run of student code is its own process (sandbox.py) with a timeout, so a crash or a hang
+Every run of student code is its own process (sandbox/jail.py) with a timeout, so a crash or a hang
 costs only that case. GPU work holds the machine-wide GPU lock (gpulock.py), so builds of other
 submissions may run in parallel while timings stay clean. The time each phase took is kept in
 the lab's grade (`phases`) and printed with it.

@@ -9,7 +9,7 @@ and copies each runner, stripped of host symbols, to `reference/` in the export.
 travels: the export's leak check (handout_check.solution_leaks) searches these binaries too.
 
 In the handout the grader takes `reference/gpulab-<lab>-reference` wherever solutions/<lab>/ is
-absent (grading.Grader.reference), for the timing, the stage table and the verdict on saved
+absent (grading/references.py), for the timing, the stage table and the verdict on saved
 outputs; `gpulab run/experiment/conflicts --impl reference` run it too (paths.Course.require_runner).
 """
 
