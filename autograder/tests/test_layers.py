@@ -8,6 +8,9 @@ upward import is shown to fail it."""
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 import tempfile
 import textwrap
 import unittest
@@ -176,6 +179,17 @@ class PackageLayers(unittest.TestCase):
         self.assertEqual(len(names), len(set(names)))
         entries = [e for _, es in gpulab.LAYERS for e in es]
         self.assertEqual(len(entries), len(set(entries)), "a module or package is in two layers")
+
+    def test_building_the_parser_imports_no_work(self):
+        # Every command (`gpulab list` too) builds the whole parser: it must not pull in the grader,
+        # the batch or the tools (each command imports its work in main()).
+        code = ("import json, sys, gpulab.cli; gpulab.cli._parser(); "
+                "print(json.dumps(sorted(m for m in sys.modules if m.startswith('gpulab'))))")
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
+                             cwd=PACKAGE.parent)
+        loaded = json.loads(res.stdout)
+        allowed = {"gpulab", "gpulab.cli", "gpulab.commands", "gpulab.errors", "gpulab.paths", "gpulab.proc"}
+        self.assertEqual([m for m in loaded if m not in allowed and not m.startswith("gpulab.commands.")], [])
 
     def test_function_level_imports_are_read(self):
         edges = imports(PACKAGE)
