@@ -15,9 +15,10 @@ __version__ = "0.1"
 # allowed that closes no cycle.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", ("gpulab", "gpulab.errors", "gpulab.proc", "gpulab.locks", "gpulab.gpulock", "gpulab.paths",
-              "gpulab.toml_tables", "gpulab.manifest", "gpulab.rubric", "gpulab.scoring", "gpulab.table", "gpulab.report",
-              "gpulab.progress", "gpulab.submission", "gpulab.kernel_names", "gpulab.lint", "gpulab.decks",
-              "gpulab.leaks", "gpulab.handout", "gpulab.case_paths", "gpulab.untrusted_files")),
+              "gpulab.toml_tables", "gpulab.manifest", "gpulab.rubric", "gpulab.scoring", "gpulab.table",
+              "gpulab.report", "gpulab.progress", "gpulab.submission", "gpulab.untrusted_files",
+              "gpulab.kernel_names", "gpulab.lint", "gpulab.case_paths", "gpulab.handout", "gpulab.decks",
+              "gpulab.leaks")),
     ("tools", ("gpulab.tools",)),
     ("sandbox", ("gpulab.sandbox",)),
     ("workspace", ("gpulab.workspace",)),
