@@ -89,7 +89,7 @@ done
 
 # Excess shared wavefronts: Nsight Compute's Source Counters, summed over every kernel of one run
 # (the `one` run launches nothing but the stage's kernels), read the way the grader reads them
-# (autograder/gpulab/ncu.py: totals_from_raw), against the model's prediction.
+# (autograder/gpulab/tools/ncu/parse.py: totals_from_raw), against the model's prediction.
 want ncu && step "ncu: excess shared wavefronts vs the bank model (n = 2^18, sum)" &&
   echo "stage model ncu verdict" > "$out/ncu-excess.txt"
 n=262144
@@ -101,7 +101,7 @@ want ncu && for s in tree-interleaved tree pipeline-heap pipeline matrix cascadi
   ncu --import "$rep.ncu-rep" --page raw --csv > "$out/ncu-$s-raw.csv" 2>>"$out/ncu-$s.log"
   measured=$(PYTHONPATH="$root/autograder" python3 -c "
 import sys
-from gpulab.ncu import totals_from_raw
+from gpulab.tools.ncu.parse import totals_from_raw
 t = totals_from_raw(open(sys.argv[1]).read())
 print('n/a' if t is None or t.excessive is None else t.excessive)" "$out/ncu-$s-raw.csv")
   verdict=ok

@@ -16,10 +16,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from gpulab import handout, leaks, proc, shipped_reference
+from gpulab import handout, leaks, proc
 from gpulab.errors import EXIT_FAILED, EXIT_USAGE, GpulabError
-from gpulab.paths import Course
-from gpulab.workspace import configure_args, read_cmake_cache, trim_compiler_output
+from gpulab.paths import Course, read_cmake_cache
+from gpulab.workspace import shipped_reference
+from gpulab.workspace.calling_build import configure_args, trim_compiler_output
 
 
 CODE_SUFFIXES = {".cu", ".cuh", ".cpp", ".hpp", ".h", ".cc"}
@@ -251,7 +252,8 @@ def check_handout(course: Course, out: Path) -> int:
     if expected:
         print("  ran; failing on the untouched starter, as expected: " + ", ".join(expected))
     print("gpulab handout --check: grading the untouched handout (expect 0) ...", flush=True)
-    from gpulab.grading import Grader, Options  # noqa: PLC0415
+    from gpulab.checks.options import Options  # noqa: PLC0415
+    from gpulab.grading.pipeline import Grader  # noqa: PLC0415
     grader = Grader(course, (course.build or scratch) / "grading", Options(performance=False, conflicts=False,
                                                                          sanitizers=False))
     sub = grader.grade(out, scratch / "grade-untouched")

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from gpulab.kernel_names import CCCL_KERNELS
+
 
 INCLUDE = re.compile(r'^\s*#\s*(include|include_next|import|embed)\b\s*(.*)$', re.MULTILINE)
 
@@ -50,8 +52,7 @@ LIBRARY_MACRO = re.compile(r"^\s*#\s*(define|undef)\s+([A-Za-z_]\w*)", re.MULTIL
 def _renames_library(macro: str) -> bool:
     """A macro that would change what CUB's, Thrust's or libcu++'s kernels are called: the
     namespaces themselves, the switches of their namespace machinery, or a kernel's name (the
-    library check, checks/library.py, reads both). CCCL_DISABLE_NVTX and the like stay allowed."""
-    from gpulab.checks.library import CCCL_KERNELS  # noqa: PLC0415 (the list lives with the check)
+    library check reads both: kernel_names.py). CCCL_DISABLE_NVTX and the like stay allowed."""
     if macro in ("cub", "thrust", "cuda") or macro in CCCL_KERNELS:
         return True
     return "NAMESPACE" in macro and macro.startswith(("CUB_", "THRUST_", "CCCL_", "_CCCL_", "LIBCUDACXX_", "_LIBCUDACXX_"))

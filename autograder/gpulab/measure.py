@@ -40,7 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpulab import ncu, proc, rubric, tools
+from gpulab import proc, rubric
+from gpulab.tools import locate
+from gpulab.tools.ncu import run as ncu_run
 from gpulab.errors import GpulabError
 
 PYTHON_FOR_PLOTS = "/usr/bin/python3"   # Debian's, with python3-matplotlib (scripts/setup.sh)
@@ -273,7 +275,7 @@ def write_run_csv(run_json: str, path: Path) -> None:
         w.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in results)
 
 
-def _device_facts(run_json: Path) -> dict[str, str]:
+def device_facts(run_json: Path) -> dict[str, str]:
     facts = {"gpu": "GPU", "copy": "0"}
     try:
         doc = json.loads(run_json.read_text(encoding="utf-8"))
@@ -286,17 +288,14 @@ def _device_facts(run_json: Path) -> dict[str, str]:
     return facts
 
 
-STEPS = ("tests", "run", "sanitizers", "conflicts", "experiments", "bench", "ncu-sweeps", "plots")
-
-
-def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tuple[str, ...] = STEPS) -> int:
-    """Every step of the module docstring (or those in `only`: a GPU call of limited length can
-    take a few at a time; the private tree and its build are kept next to the course's build
-    trees, so a later call rebuilds only what changed)."""
+def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tuple[str, ...]) -> int:
+    """The steps of the module docstring in `only` (every one: commands/measure.py's STEPS; a GPU
+    call of limited length can take a few at a time; the private tree and its build are kept
+    next to the course's build trees, so a later call rebuilds only what changed)."""
     source = course.source
     spec = load_spec(source / "labs" / lab / "measure.toml", lab)
     rb = rubric.load_rubric(course.rubric_path(lab))
-    if not tools.gpu_present():
+    if not locate.gpu_present():
         raise GpulabError("gpulab measure: no GPU on this machine (nvidia-smi lists none); run it on the GPU machine")
     if impl == "reference" and not (source / "solutions" / lab).is_dir():
         raise GpulabError(f"gpulab measure: solutions/{lab}/ is not in this checkout; use --impl student")
@@ -344,10 +343,10 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tupl
         shapes = [(f"-shape{k}" if len(rb.sanitizer_shapes) > 1 else "", c.runner_args(),
                    [a for sid in c.stages for a in ("--stage", sid)] if c.stages else ["--where", "gpu"])
                   for k, c in enumerate(rb.sanitizer_shapes)] or [("", ["--n", spec.quick_run_n], ["--where", "gpu"])]
-        sanitizer = tools.find_tool("compute-sanitizer")
+        sanitizer = locate.find_tool("compute-sanitizer")
         for tool in ("memcheck", "racecheck"):
             if sanitizer is None:
-                log.note(tool, "compute-sanitizer not found: " + tools.MISSING_FIX["compute-sanitizer"], False)
+                log.note(tool, "compute-sanitizer not found: " + locate.MISSING_FIX["compute-sanitizer"], False)
                 continue
             for tag, problem, which in shapes:
                 log.step(tool + tag, [sanitizer, "--tool", tool, "--nvtx", "yes", "--error-exitcode", "9", runner, "run",
@@ -359,7 +358,7 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tupl
         conflicts_n = rb.conflicts_size.arg if rb.conflicts_size else spec.quick_run_n
         reports = []
         for stage in marked:
-            rep = ncu.profile_conflicts(runner, stage, conflicts_n, out / "ncu", timeout=t["ncu"])
+            rep = ncu_run.profile_conflicts(runner, stage, conflicts_n, out / "ncu", timeout=t["ncu"])
             reports.append(rep.to_json())
             log.note(f"ncu {stage}", f"excess {rep.total_excessive} wavefronts {rep.total_wavefronts}"
                      if rep.measured else f"not measured: {rep.reason}",
@@ -384,7 +383,7 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tupl
         measured = []
         for value in (sweep.quick_values if quick else sweep.values):
             for stage in sweep.stages:
-                rep = ncu.profile_conflicts(runner, stage, sweep.n, out / "ncu" / sweep.id, timeout=t["ncu"],
+                rep = ncu_run.profile_conflicts(runner, stage, sweep.n, out / "ncu" / sweep.id, timeout=t["ncu"],
                                             runner_args=["--param", f"{sweep.knob}={value}"])
                 if not rep.measured:
                     log.note(f"{sweep.id} {stage} {sweep.knob}={value}", f"not measured: {rep.reason}", False)
@@ -407,7 +406,7 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tupl
             log.note("plots", f"not drawn: {python} has no matplotlib (python3-matplotlib); "
                      f"copy the CSVs to labs/{lab}/results/ and run `gpulab measure {lab} --plots-only`")
         else:
-            problems = draw_plots(spec, out, out / "img", _device_facts(out / "run.json"), source)
+            problems = draw_plots(spec, out, out / "img", device_facts(out / "run.json"), source)
             log.note("plots", "; ".join(problems) if problems else f"{len(spec.plots)} drawn in img/", not problems)
     return _finish(log, out, lab, "")
 
@@ -437,49 +436,3 @@ def _finish(log: Log, out: Path, lab: str, why: str) -> int:
         return 1
     print(f"gpulab measure {lab}: every step passed; logs, CSVs and plots in {out} ({archive.name})")
     return 0
-
-
-def cmd_measure(course: Any, args: Any) -> int:
-    lab = args.lab
-    if lab not in course.labs():
-        raise GpulabError(f"gpulab: unknown lab '{lab}' (labs: {', '.join(course.labs()) or 'none'})")
-    if args.plots_only:
-        spec = load_spec(course.source / "labs" / lab / "measure.toml", lab)
-        results = course.source / "labs" / lab / "results"
-        facts = _device_facts(results / "run.json")
-        facts.update({k: v for k, v in (("gpu", args.gpu), ("copy", args.copy)) if v})
-        problems = draw_plots(spec, results, Path(args.img) if args.img else course.source / "slides" / "img", facts,
-                              course.source)
-        for p in problems:
-            print(f"gpulab measure --plots-only: {p}", file=sys.stderr)
-        return 1 if problems else 0
-    out = Path(args.out or os.environ.get("OUT") or course.source / "build" / f"measure-{lab}").resolve()
-    impl = args.impl or ("reference" if (course.source / "solutions" / lab).is_dir() else "student")
-    return measure(course, lab, args.quick, out, impl, args.only)
-
-
-def _steps(text: str) -> tuple[str, ...]:
-    steps = tuple(x for x in text.split(",") if x)
-    unknown = [x for x in steps if x not in STEPS]
-    if unknown or not steps:
-        import argparse  # noqa: PLC0415
-        raise argparse.ArgumentTypeError(f"unknown step {', '.join(unknown) or '(none)'}; steps: {', '.join(STEPS)}")
-    return steps
-
-
-def add_parser(sub: Any) -> None:
-    sp = sub.add_parser("measure", help="reproduce a lab's handout numbers on a GPU machine (labs/<lab>/measure.toml)",
-                        allow_abbrev=False)
-    sp.add_argument("lab")
-    sp.add_argument("--quick", action="store_true", help="small sizes and quick experiments (a check, not the handout)")
-    sp.add_argument("--impl", choices=["student", "reference"],
-                    help="default: the reference where solutions/<lab>/ exists, else the student's code")
-    sp.add_argument("--out", metavar="DIR", help="where logs, CSVs, plots and the archive go (default $OUT, "
-                    "else build/measure-<lab>)")
-    sp.add_argument("--only", metavar="STEP,...", type=_steps, default=STEPS,
-                    help="only these steps (after the build): " + ", ".join(STEPS))
-    sp.add_argument("--plots-only", action="store_true",
-                    help="only redraw the plot spec from labs/<lab>/results into slides/img (CPU only)")
-    sp.add_argument("--gpu", help="--plots-only: the GPU name in titles (default: results/run.json's device)")
-    sp.add_argument("--copy", help="--plots-only: the copy roof in GB/s (default: results/run.json's copy_gbps)")
-    sp.add_argument("--img", metavar="DIR", help="--plots-only: draw here instead of slides/img")

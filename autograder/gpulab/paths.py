@@ -101,7 +101,7 @@ class Course:
             known = ", ".join(self.labs()) or "none"
             raise GpulabError(f"gpulab: unknown lab '{lab}' (labs: {known})")
         if impl == "reference" and not (self.source / "solutions" / lab).is_dir():
-            # The handout: the compiled reference shipped in reference/ (shipped_reference.py).
+            # The handout: the compiled reference shipped in reference/ (workspace/shipped_reference.py).
             shipped = self.source / "reference" / f"gpulab-{lab}-reference"
             if shipped.is_file() and os.access(shipped, os.X_OK):
                 return shipped

@@ -6,38 +6,17 @@ parameters are not shown. The Markdown report is for the TA and shows everything
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
-
-from rich import box
-from rich.console import Console
-from rich.table import Table
+from typing import Any
 
 from gpulab.scoring import FAIL, NOT_RUN, PASS, SKIPPED, Check, LabGrade, StageGrade, SubmissionGrade, rounded
+from gpulab.table import format_table
 
 CHECK_TITLES = {"correctness": "tests", "sanitizer": "sanitizer", "conflict_free": "conflicts",
                 "performance": "performance"}
 EXCERPT_LINES = 12
-
-
-# rich's SIMPLE_HEAD in ASCII: a dashed rule under the header, nothing else (logs, Gradescope).
-_RULE_UNDER_HEADER = box.Box("    \n    \n -- \n    \n    \n    \n    \n    \n")
-
-
-def format_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """An aligned plain-text table (rich, no colour, no width limit: the same text on a terminal,
-    in a log and in a test), the one table printer of the Python side."""
-    table = Table(*header, box=_RULE_UNDER_HEADER, show_edge=False, pad_edge=False, header_style="",
-                  highlight=False)
-    for row in rows:
-        table.add_row(*(str(c) for c in row))
-    buf = io.StringIO()
-    Console(file=buf, width=10_000, color_system=None, emoji=False, highlight=False, markup=False,
-            force_terminal=False).print(table, crop=False)
-    return "\n".join(ln.rstrip() for ln in buf.getvalue().splitlines() if ln.strip())
 
 
 def _pts(x: float) -> str:
@@ -291,6 +270,12 @@ def write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def error_grade(name: str, message: str, exit_code: int) -> dict[str, Any]:
+    """grade.json of a submission that could not be graded; exit_code 2 (bad input) is not
+    retried by a batch (gradebook.is_input_error)."""
+    return {"name": name, "labs": [], "points": 0, "max_points": 0, "error": message, "exit_code": exit_code}
 
 
 def write_failure(out: Path, name: str, message: str, grader_fault: bool = False) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpulab import tools  # noqa: E402
+from gpulab.tools import locate  # noqa: E402
 from gpulab.paths import Course  # noqa: E402
 
 
@@ -44,10 +44,10 @@ def main() -> int:
     ap.add_argument("--cpu", action="store_true", help="run without a GPU too (CPU stages only)")
     ap.add_argument("--delay", type=float, default=3.0, help="seconds between the two starts (the issue's 3)")
     args = ap.parse_args()
-    gpu = tools.gpu_present()
+    gpu = locate.gpu_present()
     if not gpu and not args.cpu:
         print("concurrent_e2e: no GPU: skipped (--cpu grades the CPU stages)")
-        return tools.missing_gpu_exit_code()
+        return locate.missing_gpu_exit_code()
     course = Course.from_environment()
     build = course.require_build()
     labs = args.labs or [l for l in course.labs() if course.rubric_path(l).is_file()

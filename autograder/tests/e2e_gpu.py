@@ -15,16 +15,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpulab import report, tools  # noqa: E402
-from gpulab.grade_cli import exit_code_for  # noqa: E402
-from gpulab.grading import Grader, Options  # noqa: E402
+from gpulab import report  # noqa: E402
+from gpulab.tools import locate  # noqa: E402
+from gpulab.commands.grade import exit_code_for  # noqa: E402
+from gpulab.checks.options import Options  # noqa: E402
+from gpulab.grading.pipeline import Grader  # noqa: E402
 from gpulab.paths import Course  # noqa: E402
 
 
 def main() -> int:
-    if not tools.gpu_present():
+    if not locate.gpu_present():
         print("e2e_gpu: no GPU: skipped")
-        return tools.missing_gpu_exit_code()
+        return locate.missing_gpu_exit_code()
     course = Course.from_environment()
     labs = sys.argv[1:] or [l for l in course.labs() if course.rubric_path(l).is_file()
                             and (course.source / "solutions" / l).is_dir()]

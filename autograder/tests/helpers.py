@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 from gpulab.paths import Course
-from gpulab.workspace import BuildResult
+from gpulab.workspace.slots import BuildResult
 
 HERE = Path(__file__).resolve().parent
 FAKE_RUNNER = HERE / "fakes" / "fake_runner.py"
@@ -143,7 +143,8 @@ class FakeWorkspace:
 
 def fake_grader(course: Course, root: Path, **opts):
     """A Grader over a fake course, fake workspace, no sandbox (the wrappers are plain scripts)."""
-    from gpulab.grading import Grader, Options
+    from gpulab.checks.options import Options
+    from gpulab.grading.pipeline import Grader
     options = Options(sandbox=False, **opts)
     g = Grader(course, root / "work", options)
     g.workspace = FakeWorkspace(root)

@@ -22,7 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from gpulab import batch, slurm  # noqa: E402
+from gpulab.batch import gradebook, slurm  # noqa: E402
 from tests.helpers import submission_dir  # noqa: E402
 
 CLUSTER = HERE / "slurm_cluster.sh"
@@ -69,7 +69,7 @@ class SlurmClusterTest(unittest.TestCase):
         self.env = dict(os.environ, GPULAB_NO_GPU="1", GPULAB_FAKE_GPU="", FAKE_WORKER_HANG_ON="preempted",
                         FAKE_WORKER_MARKS=str(self.tmp), GPULAB_GPU_LOCK=str(self.tmp / "gpu.lock"),
                         PYTHONPATH=os.pathsep.join([str(HERE.parent)] + [p for p in sys.path if p]))
-        batch.write_batch_info(self.out, {"scan": 34.0})
+        gradebook.write_batch_info(self.out, {"scan": 34.0})
 
     def launch(self):
         worker = [sys.executable, str(WORKER), "--batch", str(self.subs), "--worker", "--out", str(self.out)]

@@ -4,7 +4,7 @@ import csv
 import json
 import unittest
 
-from gpulab import batch, gradebook
+from gpulab.batch import gradebook, local, queue
 from gpulab.errors import GpulabError
 from gpulab.scoring import Check, LabGrade, StageGrade, SubmissionGrade
 from tests.helpers import TempDir
@@ -26,7 +26,7 @@ class CourseMaximaTest(unittest.TestCase):
         from pathlib import Path
         from gpulab.paths import Course
         course = Course(source=Path(__file__).resolve().parents[2], build=None)
-        self.assertEqual(batch.course_maxima(course, ["scan", "reduction", "transpose"], None),
+        self.assertEqual(gradebook.course_maxima(course, ["scan", "reduction", "transpose"], None),
                          {"scan": 100, "reduction": 100, "transpose": 100})
 
 
@@ -48,7 +48,7 @@ class SharedQueueTest(TempDir, unittest.TestCase):
                 time.sleep(0.05)
                 return fake_grade(p, o)
             time.sleep(delay)   # the second worker process starts a little later
-            batch.work(batch.find_submissions(subs), out, grade, {"scan": 10}, lambda ev: None, label, jobs=12,
+            queue.work(queue.find_submissions(subs), out, grade, {"scan": 10}, lambda ev: None, label, jobs=12,
                        workers=2)
         threads = [threading.Thread(target=grader, args=(g, d)) for g, d in (("gpu0", 0.0), ("gpu1", 0.02))]
         for t in threads:
@@ -86,7 +86,7 @@ class SharedQueueTest(TempDir, unittest.TestCase):
                     busy[label] -= 1
                 return fake_grade(p, o)
             time.sleep(delay)
-            batch.work(batch.find_submissions(subs), out, grade, {"scan": 10}, lambda ev: None, label, jobs=12,
+            queue.work(queue.find_submissions(subs), out, grade, {"scan": 10}, lambda ev: None, label, jobs=12,
                        workers=2)
         threads = [threading.Thread(target=grader, args=(g, d)) for g, d in (("gpu0", 0.0), ("gpu1", 0.02))]
         t0 = time.monotonic()
@@ -96,7 +96,7 @@ class SharedQueueTest(TempDir, unittest.TestCase):
             t.join()
         took = time.monotonic() - t0
         self.assertEqual(sorted(by["gpu0"] + by["gpu1"]), [f"s{i:02d}" for i in range(12)])
-        self.assertLessEqual(max(peak.values()), batch.IN_FLIGHT_PER_GPU, peak)
+        self.assertLessEqual(max(peak.values()), queue.IN_FLIGHT_PER_GPU, peak)
         # The long rows on both GPUs: ~0.7 s; all six on one (its whole share claimed at once): 1.2 s.
         self.assertLess(took, 1.0, (took, by))
 
@@ -115,7 +115,7 @@ class BatchTest(TempDir, unittest.TestCase):
         def grade(p, o):
             self.calls.append(p.name)
             return fake_grade(p, o)
-        return batch.run_batch(self.subs, self.out, grade, {"scan": 10}, jobs=2, force=force, log=lambda m: None)
+        return local.run_batch(self.subs, self.out, grade, {"scan": 10}, jobs=2, force=force, log=lambda m: None)
 
     def rows(self):
         with open(self.out / "gradebook.csv") as f:
@@ -154,7 +154,7 @@ class BatchTest(TempDir, unittest.TestCase):
             z.writestr("scan.cu", "x")
         from gpulab.errors import GpulabError
         with self.assertRaisesRegex(GpulabError, "alice"):
-            batch.find_submissions(self.subs)
+            queue.find_submissions(self.subs)
 
     def test_incomplete_rows_say_what_was_not_run(self):
         d = self.out / "x"
@@ -198,7 +198,7 @@ class GradebookTest(TempDir, unittest.TestCase):
 
     def run_batch(self, gpu=True, maxima=None):
         self.calls.clear()
-        batch.run_batch(self.subs, self.out, self.grade, maxima or {"scan": 100, "transpose": 100},
+        local.run_batch(self.subs, self.out, self.grade, maxima or {"scan": 100, "transpose": 100},
                         gpu=gpu, log=lambda m: None)
         with open(self.out / "gradebook.csv") as f:
             table = list(csv.reader(f))

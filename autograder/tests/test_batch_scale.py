@@ -11,7 +11,9 @@ import io
 import sys
 import unittest
 
-from gpulab import batch, gpulock, plan, slurm
+from gpulab import gpulock
+from gpulab.batch import gradebook, local, plan, queue, slurm
+from gpulab.commands import grade
 from gpulab.errors import GpulabError
 from tests.helpers import HERE, TempDir, env, make_course, run_cli, submission_dir
 
@@ -52,7 +54,7 @@ class ScaleTest(TempDir, unittest.TestCase):
     def run_workers(self, devices, force=False):
         self.lines.clear()
         argv = lambda d: [sys.executable, str(WORKER), "--batch", str(self.subs), "--out", str(self.out), "--worker"]
-        return batch.run_workers(self.subs, self.out, devices, argv, MAXIMA, force=force, log=self.lines.append)
+        return local.run_workers(self.subs, self.out, devices, argv, MAXIMA, force=force, log=self.lines.append)
 
     def test_devices_from_nvidia_smi(self):
         devs = gpulock.select_devices("all")
@@ -120,9 +122,9 @@ class ScaleTest(TempDir, unittest.TestCase):
         self.assertEqual(sorted(read_rows(self.out)), self.names)
 
     def test_claimed_submission_is_left_to_its_grader(self):
-        with batch.claim(self.out, "s1") as mine:
+        with queue.claim(self.out, "s1") as mine:
             self.assertTrue(mine)
-            with batch.claim(self.out, "s1") as other:
+            with queue.claim(self.out, "s1") as other:
                 self.assertFalse(other)
 
 
@@ -163,7 +165,7 @@ class SlurmScriptTest(TempDir, unittest.TestCase):
         args = cli._parser().parse_args(
             ["grade", "--batch", "subs", "--out", "o", "--gpus", "0,1", "--jobs=3", "--no-conflicts", "--slurm",
              "--partition", "p", "--lab", "scan", "--lab", "transpose", "--force", "--per-task=4", "--stage", "naive"])
-        cmd = batch.worker_command(args, ["--worker"])
+        cmd = grade.worker_command(args, ["--worker"])
         self.assertEqual(cmd[1:], ["-m", "gpulab", "grade", "--lab", "scan", "--lab", "transpose", "--stage", "naive",
                                    "--no-conflicts", "--worker"])
 
@@ -244,7 +246,7 @@ class CommandLineTest(TempDir, unittest.TestCase):
         code, _, err = self.main("gradebook", self.out)
         self.assertEqual(code, 2)
         self.assertIn("is not a folder", err)
-        batch.write_batch_info(self.tmp / "out", {"scan": 34.0})
+        gradebook.write_batch_info(self.tmp / "out", {"scan": 34.0})
         (self.tmp / "out" / "a").mkdir()
         (self.tmp / "out" / "a" / "grade.json").write_text(json.dumps(
             {"name": "a", "device": "H100", "labs": [{"lab": "scan", "status": "graded", "points": 30, "not_run": []}]}))
@@ -258,12 +260,12 @@ class CommandLineTest(TempDir, unittest.TestCase):
         from tests.helpers import fake_grader
         args = cli._parser().parse_args(["grade", "--batch", self.subs, "--out", self.out, "--worker",
                                          "--only", "b", "--only", "c"])
-        batch.write_batch_info(self.tmp / "out", {"scan": 34.0})
+        gradebook.write_batch_info(self.tmp / "out", {"scan": 34.0})
         stdout = io.StringIO()
         with env(GPULAB_FAKE_GPU="1", CUDA_VISIBLE_DEVICES="2", GPULAB_GPU_LOCK=str(self.tmp / "gpu.lock"),
                  GPULAB_NCU=str(FAKES / "fake_ncu.py"), GPULAB_COMPUTE_SANITIZER=str(FAKES / "fake_sanitizer.py")), \
                 contextlib.redirect_stdout(stdout):
-            code = batch.cmd_batch(self.course, args, lambda: fake_grader(self.course, self.tmp))
+            code = grade.grade_batch(self.course, args, lambda: fake_grader(self.course, self.tmp))
         self.assertEqual(code, 0)
         events = [json.loads(l) for l in stdout.getvalue().splitlines()]
         self.assertEqual(sorted(e["name"] for e in events if e["ev"] == "done"), ["b", "c"])
@@ -274,7 +276,7 @@ class CommandLineTest(TempDir, unittest.TestCase):
         args.only, err = ["a"], io.StringIO()
         with env(GPULAB_NO_GPU="1", GPULAB_FAKE_GPU=None), contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(err):
-            code = batch.cmd_batch(self.course, args, lambda: fake_grader(self.course, self.tmp))
+            code = grade.grade_batch(self.course, args, lambda: fake_grader(self.course, self.tmp))
         self.assertEqual(code, 4)
         self.assertIn("no GPU on", err.getvalue())
         self.assertEqual((read_rows(self.tmp / "out")["a"]["status"], read_rows(self.tmp / "out")["a"]["gpu"]),

@@ -72,9 +72,9 @@ class CliTest(TempDir, unittest.TestCase):
         self.assertIn("not a size", err)
 
     def test_sizes_the_runner_accepts_are_accepted(self):
-        from gpulab.cli import _size
+        from gpulab.commands import problem_size
         for text in ("1025", "2^24", "1000x999", "2^10x2^10"):
-            self.assertEqual(_size(text), text)
+            self.assertEqual(problem_size(text), text)
 
     def test_grade_needs_one_target(self):
         code, _, err = self.main("grade")

@@ -6,9 +6,9 @@ import re
 import unittest
 
 from gpulab import report
-from gpulab.grade_cli import exit_code_for
+from gpulab.commands.grade import exit_code_for
 from gpulab.lint import forbidden_constructs
-from gpulab.runner_doc import case_outcome, parse_runner_json
+from gpulab.tools.runner_json import case_outcome, parse_runner_json
 from gpulab.proc import Result
 from gpulab.rubric import Case, Size
 from tests.helpers import (FakeGrading, FIXTURES, REFERENCE, RUBRIC, TempDir, env, fake_grader, fake_tools_env, make_course,
@@ -206,8 +206,8 @@ class GradingTest(FakeGrading, unittest.TestCase):
         g = fake_grader(self.course, self.tmp)
         self.assertEqual(g.labs_in([submission_dir(self.tmp, GOOD), self.tmp], ["scan"]), ["scan"])
         with env(FAKE_RUNNER_DEVICE_LOG=str(log)):
-            g.time_references_ahead(["scan"]).join()
-            self.assertEqual(sorted(s for (_, lab, s) in g._ref_times), ["naive", "shared"])
+            g.references.time_ahead(["scan"], g.device).join()
+            self.assertEqual(sorted(s for (_, lab, s) in g.references.times_ms), ["naive", "shared"])
             sub = g.grade(submission_dir(self.tmp, GOOD, name="bob"), self.tmp / "out")
         # (Only the reference's runs reach the log: student runs get a clean environment.)
         timed = [l.split()[0] for l in log.read_text().splitlines() if l.endswith("timed")]
@@ -220,10 +220,10 @@ class GradingTest(FakeGrading, unittest.TestCase):
         g = fake_grader(self.course, self.tmp)
         (self.tmp / "empty").mkdir()
         self.assertEqual(g.labs_in([self.tmp / "empty"], ["scan"]), [])
-        self.assertIsNone(g.time_references_ahead([]))
-        g._rows_on_gpu.set()
-        g.time_references_ahead(["scan"]).join()
-        self.assertEqual(g._ref_times, {})
+        self.assertIsNone(g.references.time_ahead([], g.device))
+        g.references.rows_on_gpu.set()
+        g.references.time_ahead(["scan"], g.device).join()
+        self.assertEqual(g.references.times_ms, {})
 
     def test_library_any_allows_library_kernels(self):
         rubric = self.course.rubric_path("scan")
@@ -352,7 +352,7 @@ class GradingTest(FakeGrading, unittest.TestCase):
 
     def test_handout_grades_performance_against_the_shipped_reference(self):
         # issue 12, item 4: the handout carries reference/gpulab-<lab>-reference (no source).
-        from gpulab import shipped_reference
+        from gpulab.workspace import shipped_reference
         from tests.helpers import STAGES, write_runner
         self.course = make_course(self.tmp / "handout", reference=False, hidden=False)
         write_runner(shipped_reference.shipped_path(self.course.source, "scan"),
@@ -517,7 +517,7 @@ class CaseOutcomeTest(unittest.TestCase):
         self.assertEqual(case_outcome(Result([], 0, "", "", 0.1), "naive", self.CASE).status, "error")
 
     def test_forged_document_shapes(self):
-        from gpulab.runner_doc import Expect
+        from gpulab.tools.runner_json import Expect
         expect = Expect("scan", {"naive": "naive"})
         ok = case_outcome(Result([], 0, self.doc(), "", 0.1), "naive", self.CASE, expect=expect)
         self.assertEqual(ok.status, "pass")

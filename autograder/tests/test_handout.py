@@ -167,7 +167,7 @@ class HandoutCommandTest(TempDir, unittest.TestCase):
 
 class ShippedReferenceTest(TempDir, unittest.TestCase):
     def test_architectures_the_installed_nvcc_supports(self):
-        from gpulab.shipped_reference import archs_for
+        from gpulab.workspace.shipped_reference import archs_for
         nvcc13 = "compute_75\ncompute_80\ncompute_86\ncompute_87\ncompute_89\ncompute_90\ncompute_100\ncompute_120\n"
         self.assertEqual(archs_for(nvcc13), "75-real;80-real;86-real;89-real;90")   # PTX for the newest
         self.assertEqual(archs_for("compute_70\ncompute_75\n"), "70-real;75")
@@ -175,7 +175,7 @@ class ShippedReferenceTest(TempDir, unittest.TestCase):
 
     @unittest.skipUnless(Path("/bin/true").is_file(), "needs an ELF binary to strip")
     def test_ship_copies_stripped_runners_without_source(self):
-        from gpulab import shipped_reference
+        from gpulab.workspace import shipped_reference
         runner = self.tmp / "build" / "gpulab-scan-reference"
         runner.parent.mkdir()
         runner.write_bytes(Path("/bin/true").read_bytes())
@@ -189,7 +189,7 @@ class ShippedReferenceTest(TempDir, unittest.TestCase):
         self.assertIn("no symbols", nm.stderr)
 
     def test_missing_runner_is_an_error(self):
-        from gpulab import shipped_reference
+        from gpulab.workspace import shipped_reference
         with self.assertRaisesRegex(GpulabError, "was not built"):
             shipped_reference.ship({"scan": self.tmp / "nope"}, self.tmp / "out", "90")
 

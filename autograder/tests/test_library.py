@@ -1,5 +1,6 @@
-"""The library rule (checks/library.py): which kernels are CUDA's libraries' (CUB, Thrust), in
-every form Nsight Compute can print a name, and at which size the stages are looked at.
+"""The library rule (checks/library.py, kernel_names.py): which kernels are CUDA's libraries'
+(CUB, Thrust), in every form Nsight Compute can print a name, and at which size the stages are
+looked at.
 
 The names are real: tests/fixtures/kernel-names/record.sh compiled the .cu files beside it with
 nvcc 13.0 (-arch=sm_90 -ptx) and recorded every kernel's mangled name and c++filt's demangling
@@ -19,9 +20,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
 
-from gpulab import ncu
-from gpulab.checks import library, performance
+from gpulab import kernel_names
+from gpulab.checks import kernel_profiles, library
 from gpulab.rubric import Case, Performance, Size
+from gpulab.tools.ncu import report as ncu_report
+from gpulab.tools.ncu import run as ncu_run
 from tests.helpers import FakeGrading, FIXTURES, REFERENCE, TempDir, env, fake_grader, fake_tools_env, make_course, submission_dir
 
 NAMES = FIXTURES / "kernel-names" / "names-nvcc13.0-sm90.tsv"
@@ -56,22 +59,22 @@ class RecordedNamesTest(unittest.TestCase):
     def test_mangled_library_kernels_are_flagged_and_students_are_not(self):
         for verdict, src, mangled, demangled in recorded():
             with self.subTest(src=src, kernel=demangled[:120]):
-                self.assertEqual(library.library_kernel(mangled), verdict == "library")
+                self.assertEqual(kernel_names.library_kernel(mangled), verdict == "library")
 
     def test_demangled_with_namespaces(self):
         for verdict, src, _, demangled in recorded():
             with self.subTest(src=src, kernel=demangled[:120]):
-                self.assertEqual(library.library_kernel(demangled), verdict == "library")
+                self.assertEqual(kernel_names.library_kernel(demangled), verdict == "library")
 
     def test_demangled_without_namespaces_as_the_h100_printed_them(self):
         for name in H100_DEMANGLED:
-            self.assertTrue(library.library_kernel(name), name)
+            self.assertTrue(kernel_names.library_kernel(name), name)
         for verdict, src, _, demangled in recorded():
             bare = without_namespaces(demangled)
             if verdict == "student" and bare.startswith("DeviceScanKernel("):
                 continue   # named like CUB's: test_a_student_kernel_named_like_cubs
             with self.subTest(src=src, kernel=bare[:120]):
-                self.assertEqual(library.library_kernel(bare), verdict == "library")
+                self.assertEqual(kernel_names.library_kernel(bare), verdict == "library")
 
     def test_bare_function_names(self):
         # ncu's default form: no namespace, no template arguments. CCCL's generic names
@@ -79,29 +82,29 @@ class RecordedNamesTest(unittest.TestCase):
         # from a student's kernel of that name, so only the distinctive ones are flagged here.
         missed = set()
         for verdict, src, mangled, _ in recorded():
-            parsed = library.mangled_scope(mangled)
+            parsed = kernel_names.mangled_scope(mangled)
             function = parsed[1] if parsed else mangled   # extern "C": not mangled
             if verdict == "student" and function == "DeviceScanKernel":
                 continue
             with self.subTest(src=src, kernel=function):
-                if verdict == "library" and function in library.GENERIC_KERNELS:
-                    self.assertFalse(library.library_kernel(function))
+                if verdict == "library" and function in kernel_names.GENERIC_KERNELS:
+                    self.assertFalse(kernel_names.library_kernel(function))
                     missed.add(function)
                 else:
-                    self.assertEqual(library.library_kernel(function), verdict == "library")
+                    self.assertEqual(kernel_names.library_kernel(function), verdict == "library")
         self.assertEqual(missed, {"EmptyKernel", "static_kernel", "transform_kernel"})
 
     def test_a_student_kernel_named_like_cubs(self):
         # Its mangled name says whose it is; with namespaces printed, so does the demangled one.
         # Only a form without any namespace cannot tell, and calls it CUB's.
         row = next(r for r in recorded() if r[0] == "student" and "DeviceScanKernel" in r[3])
-        self.assertFalse(library.library_kernel(row[2]))
+        self.assertFalse(kernel_names.library_kernel(row[2]))
         self.assertEqual(row[3], "reduction::(anonymous namespace)::DeviceScanKernel(int*)")
-        self.assertFalse(library.library_kernel(row[3]))
-        self.assertTrue(library.library_kernel("DeviceScanKernel(int*)"))
+        self.assertFalse(kernel_names.library_kernel(row[3]))
+        self.assertTrue(kernel_names.library_kernel("DeviceScanKernel(int*)"))
         # extern "C" kernels are not mangled: a generic CCCL name without template arguments is theirs.
-        self.assertFalse(library.library_kernel("transform_kernel"))
-        self.assertTrue(library.library_kernel("transform_kernel<policy_hub<true, tuple<int const*>>::policy1000, "
+        self.assertFalse(kernel_names.library_kernel("transform_kernel"))
+        self.assertTrue(kernel_names.library_kernel("transform_kernel<policy_hub<true, tuple<int const*>>::policy1000, "
                                                "int, Twice, int*, int const*>(T2, int, T3, T4, T5...)"))
 
     def test_whose_kernel_is_read_from_the_prefix_not_the_template_arguments(self):
@@ -111,12 +114,12 @@ class RecordedNamesTest(unittest.TestCase):
         self.assertTrue(any("6thrust" in m for m in templated), "... on a thrust type")
         self.assertTrue(any("4cuda" in m for m in templated), "... on a cuda type")
         for m in templated:
-            self.assertFalse(library.library_kernel(m), names[m])
+            self.assertFalse(kernel_names.library_kernel(m), names[m])
 
 
 class MangledPrefixTest(unittest.TestCase):
     def test_nested_and_unscoped_names(self):
-        parse = library.mangled_scope
+        parse = kernel_names.mangled_scope
         self.assertEqual(parse("_ZN3cub17CUB_300001_SM_9006detail4scan16DeviceScanKernelINS2_10policy_hubIiEEEvT_"),
                          (("cub", "CUB_300001_SM_900", "detail", "scan"), "DeviceScanKernel"))
         self.assertEqual(parse("_Z9my_kernelPi"), ((), "my_kernel"))
@@ -134,27 +137,27 @@ class MangledPrefixTest(unittest.TestCase):
         for name in ("my_kernel", "void cub::DeviceScanKernel<int>(int)", "_Z", "_ZN", "_ZN3cu", "_ZN3cub",
                      "_Z99abc", "_ZN03cub1fEv", "_ZNS_1fEv", "_ZZ4mainE1k"):
             with self.subTest(name=name):
-                self.assertIsNone(library.mangled_scope(name))
+                self.assertIsNone(kernel_names.mangled_scope(name))
 
     def test_wrapped_anonymous_and_renamed_cub(self):
         by_source: dict[str, list[str]] = {}
         for verdict, src, mangled, _ in recorded():
             if verdict == "library":
                 by_source.setdefault(src, []).append(mangled)
-        scopes = {src: {library.mangled_scope(m)[0][:2] for m in names} for src, names in by_source.items()}
+        scopes = {src: {kernel_names.mangled_scope(m)[0][:2] for m in names} for src, names in by_source.items()}
         self.assertEqual(scopes["wrapped.cu"], {("reduction", "cub")})        # CUB_WRAPPED_NAMESPACE
         self.assertEqual(scopes["wrapped_thrust.cu"], {("sortlab", "cub")})   # THRUST_CUB_WRAPPED_NAMESPACE
         self.assertEqual(scopes["anonymous.cu"], {("(anonymous namespace)", "cub")})
         self.assertEqual(scopes["renamed.cu"], {("scanlib", "CUB_300001_SM_900")})   # #define cub scanlib
         for src in ("wrapped.cu", "wrapped_thrust.cu", "anonymous.cu", "renamed.cu"):
-            self.assertTrue(all(library.library_kernel(m) for m in by_source[src]), src)
+            self.assertTrue(all(kernel_names.library_kernel(m) for m in by_source[src]), src)
 
     def test_cub_renamed_without_its_namespace_magic(self):
         # `#define cub x` with CUB_DISABLE_NAMESPACE_MAGIC drops the versioned namespace too: what is
         # left is CUB's `detail` namespace and the kernel's name (issue 24 review).
-        self.assertTrue(library.library_kernel("_ZN1x6detail4scan16DeviceScanKernelINS0_10policy_hubIiEEEvT_"))
+        self.assertTrue(kernel_names.library_kernel("_ZN1x6detail4scan16DeviceScanKernelINS0_10policy_hubIiEEEvT_"))
         # A student's kernel that borrows the name, outside any `detail`, stays the student's.
-        self.assertFalse(library.library_kernel("_ZN5radix29DeviceRadixSortOnesweepKernelEPj"))
+        self.assertFalse(kernel_names.library_kernel("_ZN5radix29DeviceRadixSortOnesweepKernelEPj"))
         # The lint refuses the rename before the build, with the line.
         from gpulab.lint import forbidden_constructs
         src = b"#define CUB_DISABLE_NAMESPACE_MAGIC\n#define CUB_IGNORE_NAMESPACE_MAGIC_ERROR\n# define cub x\n"
@@ -165,9 +168,9 @@ class MangledPrefixTest(unittest.TestCase):
         self.assertEqual(len(forbidden_constructs("a.cu", b"#undef DeviceScanKernel\n")), 1)
 
     def test_a_student_namespace_that_only_looks_like_a_library(self):
-        self.assertFalse(library.library_kernel("_ZN5cubic1kEPi"))
-        self.assertFalse(library.library_kernel("_ZN8thrustly1kEPi"))
-        self.assertFalse(library.library_kernel("_ZN4scan9CUB_stuff1kEPi"))
+        self.assertFalse(kernel_names.library_kernel("_ZN5cubic1kEPi"))
+        self.assertFalse(kernel_names.library_kernel("_ZN8thrustly1kEPi"))
+        self.assertFalse(kernel_names.library_kernel("_ZN4scan9CUB_stuff1kEPi"))
 
 
 class CcclHeadersTest(unittest.TestCase):
@@ -197,8 +200,8 @@ class CcclHeadersTest(unittest.TestCase):
             self.skipTest(f"no CCCL headers at {root}")
         found = self.header_kernels(root)
         self.assertIn("DeviceScanKernel", found)
-        unknown = {k for k in found if k not in library.CCCL_KERNELS and k not in library.GENERIC_KERNELS
-                   and not library.CUB_KERNEL_NAME.fullmatch(k)}
+        unknown = {k for k in found if k not in kernel_names.CCCL_KERNELS and k not in kernel_names.GENERIC_KERNELS
+                   and not kernel_names.CUB_KERNEL_NAME.fullmatch(k)}
         self.assertEqual(unknown, set())
 
 
@@ -206,17 +209,17 @@ class ReadableNameTest(unittest.TestCase):
     MANGLED = next(m for _, _, m, d in recorded() if "scan::DeviceScanKernel<" in d and d.startswith("void cub::"))
 
     def test_with_cxxfilt(self):
-        if library.shutil.which("c++filt") is None:
+        if kernel_names.shutil.which("c++filt") is None:
             self.skipTest("no c++filt (binutils)")
-        (name,) = library.readable_names([self.MANGLED])
+        (name,) = kernel_names.readable_names([self.MANGLED])
         self.assertTrue(name.startswith("void cub::CUB_300001_SM_900::detail::scan::DeviceScanKernel<"), name)
-        self.assertEqual(library.short_kernel(name), "cub::...::DeviceScanKernel")
+        self.assertEqual(kernel_names.short_kernel(name), "cub::...::DeviceScanKernel")
 
     def test_without_cxxfilt_the_parsed_prefix(self):
         with tempfile.TemporaryDirectory() as empty, env(PATH=empty):
-            names = library.readable_names([self.MANGLED, "c_kernel", "_Z9my_kernelPi"])
+            names = kernel_names.readable_names([self.MANGLED, "c_kernel", "_Z9my_kernelPi"])
         self.assertEqual(names, ["cub::CUB_300001_SM_900::detail::scan::DeviceScanKernel", "c_kernel", "my_kernel"])
-        self.assertEqual(library.short_kernel(names[0]), "cub::...::DeviceScanKernel")
+        self.assertEqual(kernel_names.short_kernel(names[0]), "cub::...::DeviceScanKernel")
 
 
 class CheckSizeTest(unittest.TestCase):
@@ -238,30 +241,30 @@ class ProfileKeyTest(unittest.TestCase):
                                rubric=SimpleNamespace(tool_timeout=1))
 
     @staticmethod
-    def at_size(runner, stage, size_arg, *args, **kwargs) -> ncu.KernelProfile:
-        return ncu.KernelProfile(float(size_arg), "", [f"kernel-at-{size_arg}"])
+    def at_size(runner, stage, size_arg, *args, **kwargs) -> ncu_report.KernelProfile:
+        return ncu_report.KernelProfile(float(size_arg), "", [f"kernel-at-{size_arg}"])
 
     def test_profile(self):
-        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(ncu, "profile_kernel_time", self.at_size):
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(ncu_run, "profile_kernel_time", self.at_size):
             lr = self.lab_run(Path(tmp))
-            big = performance.profile(lr, "single-pass", "16777216")
-            self.assertEqual(performance.profile(lr, "single-pass", "4099").kernels, ["kernel-at-4099"])
-            self.assertIs(performance.profile(lr, "single-pass", "16777216"), big)
+            big = kernel_profiles.profile(lr, "single-pass", "16777216")
+            self.assertEqual(kernel_profiles.profile(lr, "single-pass", "4099").kernels, ["kernel-at-4099"])
+            self.assertIs(kernel_profiles.profile(lr, "single-pass", "16777216"), big)
 
     def test_profile_stages(self):
         def stages_at_size(runner, stages, size_arg, *args, **kwargs):
             return {s: self.at_size(runner, s, size_arg) for s in stages}
 
         with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch.object(ncu, "profile_stages_kernel_time", side_effect=stages_at_size) as run, \
-                mock.patch.object(ncu, "profile_kernel_time", self.at_size):
+                mock.patch.object(ncu_run, "profile_stages_kernel_time", side_effect=stages_at_size) as run, \
+                mock.patch.object(ncu_run, "profile_kernel_time", self.at_size):
             lr = self.lab_run(Path(tmp))
-            performance.profile_stages(lr, ["tree", "cascading"], "4099")
-            performance.profile_stages(lr, ["tree", "cascading"], "16777216")
-            performance.profile_stages(lr, ["tree", "cascading"], "16777216")   # already there
+            kernel_profiles.profile_stages(lr, ["tree", "cascading"], "4099")
+            kernel_profiles.profile_stages(lr, ["tree", "cascading"], "16777216")
+            kernel_profiles.profile_stages(lr, ["tree", "cascading"], "16777216")   # already there
             self.assertEqual(run.call_count, 2)
-            self.assertEqual(performance.profile(lr, "tree", "16777216").kernels, ["kernel-at-16777216"])
-            self.assertEqual(performance.profile(lr, "tree", "4099").kernels, ["kernel-at-4099"])
+            self.assertEqual(kernel_profiles.profile(lr, "tree", "16777216").kernels, ["kernel-at-16777216"])
+            self.assertEqual(kernel_profiles.profile(lr, "tree", "4099").kernels, ["kernel-at-4099"])
 
 
 class LibraryCheckTest(FakeGrading, unittest.TestCase):

@@ -10,6 +10,7 @@ from pathlib import Path
 from unittest import mock
 
 from gpulab import measure
+from gpulab.commands import measure as measure_command
 from gpulab.errors import GpulabError
 from gpulab.paths import Course
 
@@ -96,15 +97,15 @@ class MeasureSpecTest(unittest.TestCase):
         self.assertEqual(measure.experiment_args(spec, "op-sweep", False), ["--n", "2^28"])
 
     def test_only_names_steps(self):
-        self.assertEqual(measure._steps("bench,plots"), ("bench", "plots"))
+        self.assertEqual(measure_command._steps("bench,plots"), ("bench", "plots"))
         with self.assertRaisesRegex(Exception, "unknown step bogus; steps: tests, run"):
-            measure._steps("run,bogus")
+            measure_command._steps("run,bogus")
 
     def test_no_gpu_is_refused(self):
         course = Course(source=REPO, build=None)
         with mock.patch.dict(os.environ, {"GPULAB_NO_GPU": "1"}), tempfile.TemporaryDirectory() as tmp:
             with self.assertRaisesRegex(GpulabError, "no GPU"):
-                measure.measure(course, "scan", True, Path(tmp), "reference")
+                measure.measure(course, "scan", True, Path(tmp), "reference", measure_command.STEPS)
 
 
 if __name__ == "__main__":

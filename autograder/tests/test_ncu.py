@@ -7,7 +7,7 @@ import time
 import unittest
 from pathlib import Path
 
-from gpulab import ncu
+from gpulab.tools.ncu import parse, report, run
 from tests.helpers import FIXTURES, env
 
 
@@ -22,7 +22,7 @@ def real_or_synthetic(kind: str) -> list[Path]:
 
 class NcuParseTest(unittest.TestCase):
     def test_lines_with_excess_and_nway(self):
-        rep = ncu.build_report("shared", fixture("ncu-source-conflicts-synthetic.csv"),
+        rep = report.build_report("shared", fixture("ncu-source-conflicts-synthetic.csv"),
                                fixture("ncu-details-synthetic.csv"))
         self.assertTrue(rep.measured)
         self.assertEqual(rep.total_excessive, 3072)
@@ -32,73 +32,73 @@ class NcuParseTest(unittest.TestCase):
         self.assertAlmostEqual(ln.nway, 2.0)                      # 6144 wavefronts / 3072 ideal
         self.assertEqual(rep.kernels, ["scan_shared(const int *, int *, unsigned long)",
                                        "add_offsets(int *, const int *, unsigned long)"])
-        text = ncu.format_report(rep)
+        text = report.format_report(rep)
         self.assertIn("scan.cu:42: 3072 excess wavefronts", text)
         self.assertIn("2.0-way", text)
 
     def test_raw_page_totals_are_the_verdict(self):
         raw = fixture("ncu-raw-conflicts-synthetic.csv")
-        t = ncu.totals_from_raw(raw)
+        t = parse.totals_from_raw(raw)
         self.assertEqual((t.excessive, t.wavefronts, t.ideal), (3072, 8192, 5120))
         self.assertEqual(len(t.kernels), 2)
         # The CSV source page of CUDA 13's ncu can lack metric columns: the total still holds.
-        rep = ncu.build_report("shared", '"File Path","/x.cu"\n"Line No","Source"\n"42","s[i] = x;"\n', "", raw_csv=raw)
+        rep = report.build_report("shared", '"File Path","/x.cu"\n"Line No","Source"\n"42","s[i] = x;"\n', "", raw_csv=raw)
         self.assertTrue(rep.measured)
         self.assertEqual(rep.total_excessive, 3072)
         self.assertEqual(rep.lines, [])
         self.assertIn("could not be attributed", rep.notes[-1])
-        rep = ncu.build_report("shared", fixture("ncu-source-conflicts-synthetic.csv"), "", raw_csv=raw)
+        rep = report.build_report("shared", fixture("ncu-source-conflicts-synthetic.csv"), "", raw_csv=raw)
         self.assertEqual(rep.lines[0].line, 42)
         self.assertEqual(rep.notes, [])
-        clean = ncu.build_report("p", "", "", raw_csv=fixture("ncu-raw-clean-synthetic.csv"))
+        clean = report.build_report("p", "", "", raw_csv=fixture("ncu-raw-clean-synthetic.csv"))
         self.assertTrue(clean.conflict_free)
-        na = ncu.build_report("p", "", "", raw_csv=fixture("ncu-raw-na-synthetic.csv"))
+        na = report.build_report("p", "", "", raw_csv=fixture("ncu-raw-na-synthetic.csv"))
         self.assertFalse(na.measured)
         self.assertIn("n/a", na.reason)
 
     def test_real_details_page(self):
         text = fixture("ncu-details-real-h200-padded.csv")
-        kernels = ncu.kernels_from_details(text)
+        kernels = parse.kernels_from_details(text)
         self.assertEqual(len(kernels), 1)
         self.assertIn("PaddedLayout", kernels[0])
-        self.assertIsNone(ncu.total_from_details(text))   # conflict-free: no rule message
+        self.assertIsNone(parse.total_from_details(text))   # conflict-free: no rule message
 
     def test_nvtx_no_match_real(self):
         self.assertIn("No kernels were profiled", fixture("ncu-nomatch-real-h200.log"))
 
     def test_clean(self):
-        rep = ncu.build_report("padded", fixture("ncu-source-clean-synthetic.csv"), "")
+        rep = report.build_report("padded", fixture("ncu-source-clean-synthetic.csv"), "")
         self.assertTrue(rep.measured and rep.conflict_free)
         self.assertEqual(rep.lines, [])
 
     def test_na_is_not_run_never_zero(self):
-        rep = ncu.build_report("padded", fixture("ncu-source-na-synthetic.csv"), "")
+        rep = report.build_report("padded", fixture("ncu-source-na-synthetic.csv"), "")
         self.assertFalse(rep.measured)
         self.assertIsNone(rep.total_excessive)
         self.assertIn("n/a", rep.reason)
 
     def test_empty_output_is_not_run(self):
-        rep = ncu.build_report("padded", "", "")
+        rep = report.build_report("padded", "", "")
         self.assertFalse(rep.measured)
 
     def test_permission_error(self):
-        diag = ncu.diagnose_failure(fixture("ncu-permission-synthetic.log"))
+        diag = parse.diagnose_failure(fixture("ncu-permission-synthetic.log"))
         self.assertIsNotNone(diag)
         self.assertIn("ERR_NVGPUCTRPERM", diag[0])
         self.assertIn("NVreg_RestrictProfilingToAdminUsers", diag[1])
 
     def test_numbers(self):
-        self.assertEqual(ncu._number("1,234"), 1234)
-        self.assertIsNone(ncu._number("n/a"))
-        self.assertIsNone(ncu._number(""))
-        self.assertEqual(ncu._number("12.0"), 12)
+        self.assertEqual(parse._number("1,234"), 1234)
+        self.assertIsNone(parse._number("n/a"))
+        self.assertIsNone(parse._number(""))
+        self.assertEqual(parse._number("12.0"), 12)
 
     def test_real_captures(self):
         """Every real capture committed parses: a conflicted one names lines, a clean one has none."""
         for path in sorted(FIXTURES.glob("ncu-raw-*real*.csv")):
             with self.subTest(path=path.name):
                 source = path.with_name(path.name.replace("raw", "source"))
-                rep = ncu.build_report("x", source.read_text() if source.exists() else "", "",
+                rep = report.build_report("x", source.read_text() if source.exists() else "", "",
                                        raw_csv=path.read_text())
                 self.assertTrue(rep.measured, rep.reason)
                 if "conflict" in path.name and "free" not in path.name:
@@ -112,14 +112,14 @@ class NcuParseTest(unittest.TestCase):
         """H200 capture, transpose `tiled` at 256x256: 2048 column loads, 31 excess wavefronts each."""
         raw = FIXTURES / "ncu-raw-real-h200-tiled-conflicts.csv"
         source = FIXTURES / "ncu-source-real-h200-tiled-conflicts.csv"
-        rep = ncu.build_report("tiled", source.read_text(), "", raw_csv=raw.read_text())
+        rep = report.build_report("tiled", source.read_text(), "", raw_csv=raw.read_text())
         self.assertEqual(rep.total_excessive, 63488)
         self.assertTrue(rep.lines, "the conflicting source line is named")
         self.assertTrue(any(round(l.nway) == 32 for l in rep.lines), [(l.line, l.nway) for l in rep.lines])
 
     def test_real_padded_transpose_is_clean(self):
         raw = FIXTURES / "ncu-raw-real-h200-padded-clean.csv"
-        rep = ncu.build_report("padded", "", "", raw_csv=raw.read_text())
+        rep = report.build_report("padded", "", "", raw_csv=raw.read_text())
         self.assertTrue(rep.measured, rep.reason)
         self.assertEqual(rep.total_excessive, 0)
 
@@ -133,7 +133,7 @@ class RunnerArgsTest(unittest.TestCase):
             fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
             fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
             with env(GPULAB_NCU=str(fake)):
-                ncu.profile_conflicts(Path("/bin/true"), "colored-direct", "65536", Path(tmp) / "work", 30,
+                run.profile_conflicts(Path("/bin/true"), "colored-direct", "65536", Path(tmp) / "work", 30,
                                       runner_args=["--param", "colors=16"])
             first = log.read_text().splitlines()[0]
             self.assertIn("run --stage colored-direct --n 65536 --no-time --format json --param colors=16", first)
@@ -147,7 +147,7 @@ class RunnerArgsTest(unittest.TestCase):
             scratch.mkdir()
             reader.mkdir()
             with env(GPULAB_NCU=str(fake), FAKE_NCU_IMPORT_LOG=str(log)):
-                rep = ncu.profile_conflicts(Path("/bin/true"), "padded", "1024", Path(tmp) / "work", 30,
+                rep = run.profile_conflicts(Path("/bin/true"), "padded", "1024", Path(tmp) / "work", 30,
                                             scratch=scratch, import_dir=reader)
             self.assertTrue(rep.measured, rep.reason)
             imported = set(log.read_text().split())
@@ -162,10 +162,10 @@ class RunnerArgsTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp) / "work"
             with env(GPULAB_NCU=str(fake), FAKE_NCU_IMPORT_SECONDS="1.0"):
-                profiled = ncu.profile_stage_conflicts(Path("/bin/true"), "padded", "1024", work, 30)
-                self.assertIsInstance(profiled, ncu.ProfiledStage)
+                profiled = run.profile_stage_conflicts(Path("/bin/true"), "padded", "1024", work, 30)
+                self.assertIsInstance(profiled, run.ProfiledStage)
                 t0 = time.monotonic()
-                rep = ncu.read_conflicts(profiled)
+                rep = run.read_conflicts(profiled)
                 took = time.monotonic() - t0
             self.assertTrue(rep.measured, rep.reason)
             self.assertLess(took, 2.5, "three 1 s imports one after another would take 3 s")
@@ -200,7 +200,7 @@ STAGES_CSV = (
 
 class StageKernelsTest(unittest.TestCase):
     def test_kernels_go_to_the_stage_on_their_nvtx_stack(self):
-        found, has_stack = ncu.parse_stage_kernels(STAGES_CSV)
+        found, has_stack = parse.parse_stage_kernels(STAGES_CSV)
         self.assertTrue(has_stack)
         self.assertEqual(set(found), {"shared", "single-pass"})   # the input kernel is nobody's
         self.assertAlmostEqual(found["shared"][0], 0.015)
@@ -209,17 +209,17 @@ class StageKernelsTest(unittest.TestCase):
         self.assertEqual(found["single-pass"][1], ["void cub::X::DeviceScanKernel<int>(int)"])
 
     def test_no_stack_column_attributes_nothing(self):
-        self.assertEqual(ncu.parse_stage_kernels(KERNEL_TIME_CSV), ({}, False))
+        self.assertEqual(parse.parse_stage_kernels(KERNEL_TIME_CSV), ({}, False))
 
 
 class KernelTimeTest(unittest.TestCase):
     def test_sums_every_kernel_in_milliseconds(self):
-        self.assertAlmostEqual(ncu.parse_kernel_time_ms(KERNEL_TIME_CSV), 0.015)
+        self.assertAlmostEqual(parse.parse_kernel_time_ms(KERNEL_TIME_CSV), 0.015)
 
     def test_no_kernels_or_unreadable_values_are_not_a_measurement(self):
-        self.assertIsNone(ncu.parse_kernel_time_ms("==PROF== No kernels were profiled.\n"))
-        self.assertIsNone(ncu.parse_kernel_time_ms(KERNEL_TIME_CSV.replace('"12.50"', '"n/a"')))
-        self.assertIsNone(ncu.parse_kernel_time_ms(KERNEL_TIME_CSV.replace('"usecond"', '"cycle"')))
+        self.assertIsNone(parse.parse_kernel_time_ms("==PROF== No kernels were profiled.\n"))
+        self.assertIsNone(parse.parse_kernel_time_ms(KERNEL_TIME_CSV.replace('"12.50"', '"n/a"')))
+        self.assertIsNone(parse.parse_kernel_time_ms(KERNEL_TIME_CSV.replace('"usecond"', '"cycle"')))
 
     def test_profile_runs_the_stage_outside_the_timer(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -229,7 +229,7 @@ class KernelTimeTest(unittest.TestCase):
             fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\ncat {tmp}/out.csv\n')
             fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
             with env(GPULAB_NCU=str(fake)):
-                prof = ncu.profile_kernel_time(Path("/bin/true"), "shared", "16777216", Path(tmp) / "w", 30)
+                prof = run.profile_kernel_time(Path("/bin/true"), "shared", "16777216", Path(tmp) / "w", 30)
             self.assertEqual((round(prof.ms, 6), prof.why), (0.015, ""))
             self.assertEqual(prof.kernels, ["block_scan", "add_back"])
             argv = log.read_text()

@@ -4,7 +4,7 @@ import stat
 import unittest
 import zipfile
 
-from gpulab import package
+from gpulab import gradescope
 from gpulab.errors import GpulabError
 from tests.helpers import TempDir, make_course
 
@@ -16,7 +16,7 @@ class PackageTest(TempDir, unittest.TestCase):
         (course.source / "autograder" / "testdata" / "near.cu").write_text("x")
         (course.source / "build" / "junk").mkdir(parents=True)
         out = self.tmp / "autograder.zip"
-        self.assertEqual(package.cmd_package(course, "scan", out), 0)
+        self.assertEqual(gradescope.cmd_package(course, "scan", out), 0)
         with zipfile.ZipFile(out) as z:
             names = set(z.namelist())
             self.assertIn("setup.sh", names)
@@ -33,12 +33,12 @@ class PackageTest(TempDir, unittest.TestCase):
     def test_unknown_lab_lists_the_labs(self):
         course = make_course(self.tmp)
         with self.assertRaisesRegex(GpulabError, r"'nosuch'.*labs: scan$"):
-            package.cmd_package(course, "nosuch", self.tmp / "a.zip")
+            gradescope.cmd_package(course, "nosuch", self.tmp / "a.zip")
 
     def test_needs_solutions(self):
         course = make_course(self.tmp, reference=False)
         with self.assertRaisesRegex(GpulabError, "solutions/scan/"):
-            package.cmd_package(course, "scan", self.tmp / "a.zip")
+            gradescope.cmd_package(course, "scan", self.tmp / "a.zip")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The sandbox (gpulab/sandbox.py): how student processes are wrapped, which folders are hidden,
+"""The sandbox (gpulab/sandbox/jail.py): how student processes are wrapped, which folders are hidden,
 and — as root, for real — that student code cannot read the instructor's files while its runner
 copy still runs."""
 
@@ -14,11 +14,14 @@ from pathlib import Path
 
 from unittest import mock
 
-from gpulab import proc, sanitizer, seccomp
-from gpulab.ncu import profile_conflicts
+from gpulab import proc
 from gpulab.paths import Course
-from gpulab.sandbox import (HIDE_EXIT, MAX_SANDBOX_TASKS, SECCOMP_FD, Sandbox, SandboxError, copy_private_files, profiling_restricted,
-                            read_private_file, PRIVATE_TMP, _under)
+from gpulab.sandbox import seccomp
+from gpulab.sandbox.jail import (HIDE_EXIT, MAX_SANDBOX_TASKS, SECCOMP_FD, Sandbox, SandboxError, profiling_restricted,
+                                 PRIVATE_TMP, _under)
+from gpulab.tools import compute_sanitizer
+from gpulab.tools.ncu.run import profile_conflicts
+from gpulab.untrusted_files import copy_private_files, read_private_file
 
 from tests.helpers import TempDir, env
 
@@ -159,12 +162,12 @@ class JailCommandTest(TempDir, unittest.TestCase):
         scratch = self.tmp / "scratch"
         scratch.mkdir()
         with mock.patch("os.geteuid", return_value=0), \
-                mock.patch("gpulab.sandbox.profiling_restricted", return_value=False):
+                mock.patch("gpulab.sandbox.jail.profiling_restricted", return_value=False):
             wrapper, _ = sb.profiler_wrap(Path("/tmp/b/runner"), scratch, 10)
         self.assertIn("/usr/bin/setpriv", wrapper)
         self.assertNotIn("CAP_SYS_ADMIN", wrapper)
         with mock.patch("os.geteuid", return_value=0), \
-                mock.patch("gpulab.sandbox.profiling_restricted", return_value=True):
+                mock.patch("gpulab.sandbox.jail.profiling_restricted", return_value=True):
             wrapper, _ = sb.profiler_wrap(Path("/tmp/b/runner"), scratch, 10)
         self.assertIn("CAP_SYS_ADMIN", wrapper)
         self.assertNotIn("/usr/bin/setpriv", wrapper)
@@ -201,10 +204,10 @@ class PrivateFilesTest(TempDir, unittest.TestCase):
     def test_killed_sanitizer_is_never_clean(self) -> None:
         log = "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"
         killed = proc.Result(["compute-sanitizer"], -9, "", "", 1.0)
-        rep = sanitizer.verdict("memcheck", "naive", log, killed)
+        rep = compute_sanitizer.verdict("memcheck", "naive", log, killed)
         self.assertFalse(rep.clean)
         self.assertIn("killed", [f.kind for f in rep.findings])
-        ok = sanitizer.verdict("memcheck", "naive", log, proc.Result(["compute-sanitizer"], 0, "", "", 1.0))
+        ok = compute_sanitizer.verdict("memcheck", "naive", log, proc.Result(["compute-sanitizer"], 0, "", "", 1.0))
         self.assertTrue(ok.clean)
 
 

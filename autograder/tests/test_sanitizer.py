@@ -2,7 +2,8 @@
 
 import unittest
 
-from gpulab import proc, sanitizer
+from gpulab import proc
+from gpulab.tools import compute_sanitizer
 from tests.helpers import FIXTURES
 
 
@@ -13,7 +14,7 @@ def res(code: int = 0, timed_out: bool = False) -> proc.Result:
 class SanitizerTest(unittest.TestCase):
     def test_memcheck_out_of_bounds(self):
         text = (FIXTURES / "memcheck-oob-synthetic.log").read_text()
-        findings, errors = sanitizer.parse_log(text)
+        findings, errors = compute_sanitizer.parse_log(text)
         self.assertEqual(errors, 2)
         first = findings[0]
         self.assertEqual(first.kind, "Invalid __global__ write")
@@ -21,39 +22,39 @@ class SanitizerTest(unittest.TestCase):
         self.assertIn("out of bounds", first.excerpt)
         self.assertNotIn("Host Frame", first.excerpt)
         self.assertTrue(findings[1].kind.startswith("CUDA API error"))
-        rep = sanitizer.verdict("memcheck", "naive", text, res(9))
+        rep = compute_sanitizer.verdict("memcheck", "naive", text, res(9))
         self.assertTrue(rep.ran)
         self.assertFalse(rep.clean)
 
     def test_racecheck(self):
         text = (FIXTURES / "racecheck-race-synthetic.log").read_text()
-        findings, errors = sanitizer.parse_log(text)
+        findings, errors = compute_sanitizer.parse_log(text)
         self.assertEqual(errors, 1)
         self.assertEqual(findings[0].kind, "race: Write-Read")
         self.assertEqual(findings[0].line, 42)
-        self.assertFalse(sanitizer.verdict("racecheck", "shared", text, res(9)).clean)
+        self.assertFalse(compute_sanitizer.verdict("racecheck", "shared", text, res(9)).clean)
 
     def test_clean(self):
         text = (FIXTURES / "memcheck-clean-synthetic.log").read_text()
-        rep = sanitizer.verdict("memcheck", "naive", text, res(0))
+        rep = compute_sanitizer.verdict("memcheck", "naive", text, res(0))
         self.assertTrue(rep.ran and rep.clean)
         # The program failing its own check (exit 1) is not a sanitizer finding.
-        self.assertTrue(sanitizer.verdict("memcheck", "naive", text, res(1)).clean)
+        self.assertTrue(compute_sanitizer.verdict("memcheck", "naive", text, res(1)).clean)
 
     def test_no_summary_is_not_run(self):
-        rep = sanitizer.verdict("memcheck", "naive", "", res(1))
+        rep = compute_sanitizer.verdict("memcheck", "naive", "", res(1))
         self.assertFalse(rep.ran)
         self.assertIn("no summary", rep.reason)
 
     def test_timeout_is_a_finding(self):
-        rep = sanitizer.verdict("racecheck", "naive", "========= COMPUTE-SANITIZER\n", res(-9, True))
+        rep = compute_sanitizer.verdict("racecheck", "naive", "========= COMPUTE-SANITIZER\n", res(-9, True))
         self.assertFalse(rep.clean)
         self.assertEqual(rep.findings[-1].kind, "timeout")
 
     def test_real_captures(self):
         for path in sorted(FIXTURES.glob("*check-*-real*.log")):
             with self.subTest(path=path.name):
-                findings, errors = sanitizer.parse_log(path.read_text())
+                findings, errors = compute_sanitizer.parse_log(path.read_text())
                 self.assertIsNotNone(errors, "a real log has a summary line")
                 if "clean" in path.name:
                     self.assertEqual(errors, 0)
@@ -63,7 +64,7 @@ class SanitizerTest(unittest.TestCase):
                     self.assertTrue(any(f.file and f.line for f in findings), "a finding names file:line")
 
     def assert_real_finding_at(self, fixture: str, file: str, line: int) -> None:
-        findings, errors = sanitizer.parse_log((FIXTURES / fixture).read_text())
+        findings, errors = compute_sanitizer.parse_log((FIXTURES / fixture).read_text())
         self.assertGreater(errors, 0)
         self.assertTrue(any(f.file == file and f.line == line for f in findings),
                         [(f.file, f.line, f.kind) for f in findings])
@@ -85,9 +86,9 @@ class SanitizerTest(unittest.TestCase):
             return proc.Result(cmd, 0, "", "", 1.0)
 
         with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch.object(sanitizer.tools, "find_tool", return_value=Path("/cs")), \
-                mock.patch.object(sanitizer.proc, "run", side_effect=fake_run):
-            sanitizer.run_sanitizer("memcheck", Path("/runner"), "naive", "4099", Path(tmp), 10.0)
+                mock.patch.object(compute_sanitizer.locate, "find_tool", return_value=Path("/cs")), \
+                mock.patch.object(compute_sanitizer.proc, "run", side_effect=fake_run):
+            compute_sanitizer.run_sanitizer("memcheck", Path("/runner"), "naive", "4099", Path(tmp), 10.0)
         cmd = seen[0]
         self.assertEqual(cmd[cmd.index("--nvtx") + 1], "yes")
         self.assertLess(cmd.index("--nvtx"), cmd.index("/runner"), "a compute-sanitizer option, not the runner's")

@@ -4,7 +4,7 @@ import shutil
 import subprocess
 import unittest
 
-from gpulab import symbols
+from gpulab.workspace import symbols
 from tests.helpers import TempDir
 
 

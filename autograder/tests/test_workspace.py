@@ -1,4 +1,4 @@
-"""The grading workspace (workspace.py, ownership.py) over a fake course and a fake cmake
+"""The grading workspace (workspace/slots.py, workspace/stamp.py) over a fake course and a fake cmake
 (tests/fakes/fake_cmake.py): one owner per slot, concurrent `gpulab grade` processes both scored
 right (issue 10, item 1), and a copied or foreign slot rebuilt, never used as it is (item 2)."""
 
@@ -12,9 +12,10 @@ import time
 import unittest
 from pathlib import Path
 
-from gpulab import ownership
-from gpulab.grading import Grader, Options
-from gpulab.workspace import Workspace
+from gpulab.workspace import stamp as slot_stamp
+from gpulab.checks.options import Options
+from gpulab.grading.pipeline import Grader
+from gpulab.workspace.slots import Workspace
 from tests.helpers import REFERENCE, TempDir, env, fake_cmake_on_path, fake_tools_env, make_course, submission_dir
 
 AUTOGRADER = Path(__file__).resolve().parents[1]
@@ -248,9 +249,9 @@ class SlotIdentityTest(WorkspaceCase):
     def test_a_slot_of_another_course_tree_is_rebuilt(self):
         work = self.tmp / "work"
         self.grade_in_process({}, work)
-        stamp = json.loads((work / "slot-0" / ownership.STAMP).read_text())
+        stamp = json.loads((work / "slot-0" / slot_stamp.STAMP).read_text())
         stamp["source"] = "/somewhere/else/course"
-        (work / "slot-0" / ownership.STAMP).write_text(json.dumps(stamp))
+        (work / "slot-0" / slot_stamp.STAMP).write_text(json.dumps(stamp))
         sub = self.grade_in_process(REFERENCE, work, "ref")
         self.assertEqual(sub.points, FULL)
         self.assertTrue(any("another course tree (/somewhere/else/course)" in n for n in sub.labs[0].notes))
@@ -258,21 +259,21 @@ class SlotIdentityTest(WorkspaceCase):
     def test_a_changed_course_is_re_exported(self):
         work = self.tmp / "work"
         self.grade_in_process({}, work)
-        before = json.loads((work / "slot-0" / ownership.STAMP).read_text())["fingerprint"]
+        before = json.loads((work / "slot-0" / slot_stamp.STAMP).read_text())["fingerprint"]
         (self.course.source / "labs" / "scan" / "notes.md").write_text("new handout text\n")
         sub = self.grade_in_process(REFERENCE, work, "ref")
         self.assertEqual(sub.points, FULL)
         self.assertTrue((work / "slot-0" / "course" / "labs" / "scan" / "notes.md").is_file())
-        self.assertNotEqual(json.loads((work / "slot-0" / ownership.STAMP).read_text())["fingerprint"], before)
+        self.assertNotEqual(json.loads((work / "slot-0" / slot_stamp.STAMP).read_text())["fingerprint"], before)
         self.assertFalse(any("rebuilt" in n for n in sub.labs[0].notes))
 
     def test_fingerprint_is_content_not_time(self):
-        fp = ownership.fingerprint(self.course.source)
+        fp = slot_stamp.fingerprint(self.course.source)
         f = self.course.source / "labs" / "scan" / "scan.cu"
         os.utime(f, (1, 1))
-        self.assertEqual(ownership.fingerprint(self.course.source), fp)
+        self.assertEqual(slot_stamp.fingerprint(self.course.source), fp)
         f.write_text(f.read_text() + "// edit\n")
-        self.assertNotEqual(ownership.fingerprint(self.course.source), fp)
+        self.assertNotEqual(slot_stamp.fingerprint(self.course.source), fp)
 
 
 if __name__ == "__main__":

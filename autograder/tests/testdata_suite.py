@@ -20,8 +20,10 @@ from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpulab import leaks, report, tools  # noqa: E402
-from gpulab.grading import Grader, Options  # noqa: E402
+from gpulab import leaks, report  # noqa: E402
+from gpulab.tools import locate  # noqa: E402
+from gpulab.checks.options import Options  # noqa: E402
+from gpulab.grading.pipeline import Grader  # noqa: E402
 from gpulab.paths import Course  # noqa: E402
 from gpulab.rubric import load_rubric  # noqa: E402
 
@@ -254,11 +256,11 @@ def main() -> int:
     if course.build is None or not (course.build / "CMakeCache.txt").is_file():
         print("testdata: no configured build tree (GPULAB_BUILD_DIR): skipped")
         return 77
-    gpu = tools.gpu_present()
+    gpu = locate.gpu_present()
     if not args.cpu_only and not gpu:
         # The CPU classes are the cpu test's; a GPU run without a GPU is skipped, never passed.
         print("testdata: no GPU: the GPU suite is skipped (run with --cpu-only for the CPU classes)")
-        return tools.missing_gpu_exit_code()
+        return locate.missing_gpu_exit_code()
     labs = args.labs or sorted(p.stem for p in TESTDATA.glob("*.toml"))
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="gpulab-testdata-"))
     items, skipped = [], []

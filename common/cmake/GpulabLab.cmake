@@ -58,7 +58,7 @@ function(gpulab_add_lab)
   set(ARG_LIBS ${GPULAB_MANIFEST_LIBS})
   set(solution_dir ${PROJECT_SOURCE_DIR}/solutions/${lab})
 
-  # The harness. GPULAB_PREBUILT_HARNESS (the grading workspace only, autograder/gpulab/workspace.py):
+  # The harness. GPULAB_PREBUILT_HARNESS (the grading workspace only, autograder/gpulab/workspace/slots.py):
   # a folder whose <lab>/objects.txt lists this lab's harness objects compiled by the calling build
   # from byte-identical sources with the same settings; a slot links those instead of compiling
   # them (scan's scan_cub.cu alone was the critical path of a cold grade's build, 17-22 s).

@@ -17,10 +17,11 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
-from gpulab import ncu
-from gpulab.checks import SANDBOX_FIX, LabRun
+from gpulab.checks.lab_run import SANDBOX_FIX, LabRun
 from gpulab.rubric import StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
+from gpulab.tools.ncu import report as ncu_report
+from gpulab.tools.ncu import run as ncu_run
 
 
 def run(lr: LabRun) -> None:
@@ -138,9 +139,9 @@ def stage(lr: LabRun, sp: StagePoints, readers: ThreadPoolExecutor, cancel: thre
     try:
         wrapper, why = lr.sandbox.profiler_wrap(lr.runner, scratch, rubric.tool_timeout)
         if wrapper is None:
-            profiled = ncu.ConflictReport.not_run(sid, why, SANDBOX_FIX)
+            profiled = ncu_report.ConflictReport.not_run(sid, why, SANDBOX_FIX)
         else:
-            profiled = ncu.profile_stage_conflicts(lr.runner, sid, rubric.conflicts_size.arg, lr.logs,
+            profiled = ncu_run.profile_stage_conflicts(lr.runner, sid, rubric.conflicts_size.arg, lr.logs,
                                                    rubric.tool_timeout, wrapper=wrapper, scratch=scratch,
                                                    env=lr.sandbox.env(scratch), cancel=cancel)
     finally:
@@ -148,9 +149,9 @@ def stage(lr: LabRun, sp: StagePoints, readers: ThreadPoolExecutor, cancel: thre
     return readers.submit(_verdict, lr, sid, pts, profiled)
 
 
-def _verdict(lr: LabRun, sid: str, pts: float, profiled: ncu.ConflictReport | ncu.ProfiledStage) -> Check:
+def _verdict(lr: LabRun, sid: str, pts: float, profiled: ncu_report.ConflictReport | ncu_run.ProfiledStage) -> Check:
     rubric = lr.rubric
-    if isinstance(profiled, ncu.ConflictReport):
+    if isinstance(profiled, ncu_report.ConflictReport):
         rep = profiled
     else:
         with lr.sandbox.workdir() as rd:
@@ -159,10 +160,10 @@ def _verdict(lr: LabRun, sid: str, pts: float, profiled: ncu.ConflictReport | nc
             # sandbox user cannot enter).
             reader = (lr.sandbox.wrap([], rubric.tool_timeout * 2 + 10, rw=[rd], ro=[lr.logs.resolve()],
                                       chdir=rd) if lr.sandbox.jailed else None)
-            rep = ncu.read_conflicts(profiled, import_wrapper=reader,
+            rep = ncu_run.read_conflicts(profiled, import_wrapper=reader,
                                      import_env=lr.sandbox.env(rd) if reader is not None else None,
                                      import_dir=rd if reader is not None else None)
-    ncu.relativize(rep, lr.ws_root)
+    ncu_report.relativize(rep, lr.ws_root)
     _fill_source_lines(rep, lr.lab, lr.contents)
     check = Check("conflict_free", max_points=pts, data={"report": rep.to_json()})
     if not rep.measured:
@@ -172,11 +173,11 @@ def _verdict(lr: LabRun, sid: str, pts: float, profiled: ncu.ConflictReport | nc
     else:
         check.status = FAIL
         check.summary = f"{rep.total_excessive} excess shared wavefronts (bank conflicts)"
-        check.details = ncu.format_report(rep).splitlines()[1:]
+        check.details = ncu_report.format_report(rep).splitlines()[1:]
     return check
 
 
-def _fill_source_lines(rep: ncu.ConflictReport, lab: str, contents: dict[str, bytes]) -> None:
+def _fill_source_lines(rep: ncu_report.ConflictReport, lab: str, contents: dict[str, bytes]) -> None:
     """Quote the line from the submitted file itself (the workspace may have moved on)."""
     for ln in rep.lines:
         for name, data in contents.items():

@@ -11,11 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gpulab import proc, scoring
-from gpulab.checks import LabRun
+from gpulab.checks.lab_run import LabRun
 from gpulab.rubric import Case, StagePoints
-from gpulab.runner_doc import NO_GPU, case_outcome, parse_runner_json, problem_matches, stage_result
-from gpulab.sandbox import copy_private_files
 from gpulab.scoring import FAIL, NOT_RUN, PASS, CaseResult, Check, StageGrade
+from gpulab.tools.runner_json import NO_GPU, case_outcome, parse_runner_json, problem_matches, stage_result
+from gpulab.untrusted_files import copy_private_files
 
 
 def run(lr: LabRun) -> None:

@@ -4,17 +4,15 @@ in one process, scored by the CS149 rule and cross-checked with Nsight Compute's
 
 from __future__ import annotations
 
-import contextlib
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
-from gpulab import ncu, proc, scoring
-from gpulab.checks import LabRun
+from gpulab import proc, scoring
+from gpulab.checks import kernel_profiles
+from gpulab.checks.lab_run import LabRun
 from gpulab.rubric import Rubric, StagePoints
-from gpulab.runner_doc import parse_runner_json, stage_result
-from gpulab.sandbox import Sandbox
+from gpulab.sandbox.jail import Sandbox
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
+from gpulab.tools.runner_json import parse_runner_json, stage_result
 
 # A stage's honest median (events around all its work) is never far below the kernel time
 # Nsight Compute measures for it; well below means the student's process did not measure it.
@@ -49,8 +47,8 @@ def run(lr: LabRun) -> None:
         timings = retime_below_full_credit(lr, t_ref, t_student, ratio)
     if lr.options.verify_timing and lr.rubric.performance.size is not None:
         with scoring.add_time(spent, "ncu kernel times (cross-check)"):
-            profile_stages(lr, [s for s in ids if t_ref[s][0] is not None and t_student[s][0] is not None],
-                           lr.rubric.performance.size.arg)
+            timed = [s for s in ids if t_ref[s][0] is not None and t_student[s][0] is not None]
+            kernel_profiles.profile_stages(lr, timed, lr.rubric.performance.size.arg)
     lr.write_times("performance", spent)
     for sp in eligible:
         (tr, why_ref), (t, why) = t_ref[sp.id], t_student[sp.id]
@@ -130,49 +128,6 @@ def time_stages(runner: Path, stages: list[str], rubric: Rubric, sandbox: Sandbo
     return out
 
 
-@contextlib.contextmanager
-def _jailed_profiler(lr: LabRun) -> Iterator[tuple[list[str] | None, str, Path]]:
-    """(the jail's ncu wrapper or None, why not, a private scratch folder) for one profiled run
-    of the student's runner; the folder is removed afterwards."""
-    scratch = lr.sandbox.mkdtemp("gpulab-ncu-")
-    try:
-        wrapper, why = lr.sandbox.profiler_wrap(lr.runner, scratch, lr.rubric.tool_timeout)
-        yield wrapper, why, scratch
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def profile_stages(lr: LabRun, stages: list[str], size_arg: str) -> None:
-    """Profiles the stages not yet in `lr.profiles` at this size in one ncu run (grading time:
-    one ncu and runner start instead of one per stage); a stage that run did not measure is left
-    for profile() to run alone."""
-    todo = [s for s in stages if (s, size_arg) not in lr.profiles]
-    if len(todo) < 2:
-        return
-    with _jailed_profiler(lr) as (wrapper, _, scratch):
-        if wrapper is not None:
-            found = ncu.profile_stages_kernel_time(
-                lr.runner, todo, size_arg, scratch, lr.rubric.tool_timeout * len(todo), wrapper=wrapper,
-                scratch=scratch, env=lr.sandbox.env(scratch))
-            lr.profiles.update({(s, size_arg): prof for s, prof in found.items()})
-
-
-def profile(lr: LabRun, stage: str, size_arg: str) -> ncu.KernelProfile:
-    """One ncu run of the stage in the jail (Sandbox.profiler_wrap): its kernels' time and names,
-    kept in `lr.profiles` by stage and size, where the timing cross-check and the library rule
-    share it (a run at another size never stands in: a one-pass stage launches other kernels
-    at another n)."""
-    key = (stage, size_arg)
-    if key in lr.profiles:
-        return lr.profiles[key]
-    with _jailed_profiler(lr) as (wrapper, why, scratch):
-        prof = (ncu.KernelProfile(None, why) if wrapper is None else
-                ncu.profile_kernel_time(lr.runner, stage, size_arg, scratch, lr.rubric.tool_timeout, wrapper=wrapper,
-                                        scratch=scratch, env=lr.sandbox.env(scratch)))
-    lr.profiles[key] = prof
-    return prof
-
-
 def cross_check(lr: LabRun, check: Check, sp: StagePoints, t: float) -> Check:
     """The student's time is measured inside the student's process; Nsight Compute's kernel time
     is not. A reported median below TIMING_TRUST x the profiled kernel time was not measured
@@ -180,7 +135,7 @@ def cross_check(lr: LabRun, check: Check, sp: StagePoints, t: float) -> Check:
     ncu unavailable: the check stands, with a note saying it is unverified."""
     if lr.rubric.performance.size is None:
         return check
-    prof = profile(lr, sp.id, lr.rubric.performance.size.arg)
+    prof = kernel_profiles.profile(lr, sp.id, lr.rubric.performance.size.arg)
     t_ncu, why = prof.ms, prof.why
     check.data["t_ncu_kernels_ms"] = t_ncu
     if t_ncu is None:

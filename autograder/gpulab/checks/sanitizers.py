@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from gpulab import sanitizer
-from gpulab.checks import LabRun
-from gpulab.sandbox import copy_private_files
+from gpulab.checks.lab_run import LabRun
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
+from gpulab.tools import compute_sanitizer
+from gpulab.untrusted_files import copy_private_files
 
 
 def run(lr: LabRun) -> None:
@@ -34,31 +34,31 @@ def run(lr: LabRun) -> None:
         lr.grades[sp.id].checks["sanitizer"] = verdict(sp.sanitizer, reports)
 
 
-def _run_once(lr: LabRun, tool: str, stages: list[str], shape: int) -> sanitizer.SanitizerReport:
+def _run_once(lr: LabRun, tool: str, stages: list[str], shape: int) -> compute_sanitizer.SanitizerReport:
     """The tool runs in the jail as the sandbox user in its own empty folder; its log is copied out."""
     rubric = lr.rubric
     case = rubric.sanitizer_shapes[shape]
     tag = f"shape{shape}" if len(rubric.sanitizer_shapes) > 1 else ""
     with lr.sandbox.workdir() as wd:
-        rep = sanitizer.run_sanitizer(tool, lr.runner, stages, case.runner_args(), wd, rubric.tool_timeout,
+        rep = compute_sanitizer.run_sanitizer(tool, lr.runner, stages, case.runner_args(), wd, rubric.tool_timeout,
                                       env=lr.sandbox.env(wd),
                                       wrapper=lr.sandbox.wrap([], rubric.tool_timeout * 4 + 10, rw=[wd],
                                                               ro=[lr.runner.parent], chdir=wd),
                                       tag=tag)
         copy_private_files(wd, lr.logs, "sanitizer-*.log")   # regular files only, links not followed
-    rep = sanitizer.relativize(rep, lr.ws_root)
+    rep = compute_sanitizer.relativize(rep, lr.ws_root)
     rep.shape = case.name
     return rep
 
 
-def _tool(lr: LabRun, tool: str, stages: list[str], shape: int) -> dict[str, sanitizer.SanitizerReport]:
+def _tool(lr: LabRun, tool: str, stages: list[str], shape: int) -> dict[str, compute_sanitizer.SanitizerReport]:
     rep = _run_once(lr, tool, stages, shape)
     if len(stages) == 1 or not rep.ran or rep.clean:
         return {s: rep for s in stages}
     return {s: _run_once(lr, tool, [s], shape) for s in stages}
 
 
-def verdict(pts: float, reports: list[sanitizer.SanitizerReport]) -> Check:
+def verdict(pts: float, reports: list[compute_sanitizer.SanitizerReport]) -> Check:
     """All or nothing: clean needs every tool's summary with 0 errors and a trusted exit status."""
     check = Check("sanitizer", max_points=pts, data={"reports": [r.to_json() for r in reports]})
     bad = [r for r in reports if r.ran and not r.clean]
@@ -80,5 +80,5 @@ def verdict(pts: float, reports: list[sanitizer.SanitizerReport]) -> Check:
     return check
 
 
-def _on(r: sanitizer.SanitizerReport) -> str:
+def _on(r: compute_sanitizer.SanitizerReport) -> str:
     return f" (on {r.shape})" if r.shape else ""

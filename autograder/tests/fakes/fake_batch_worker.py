@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A --gpus worker or Slurm task of the autograder's tests: the same loop as
-`gpulab grade --batch DIR --out OUT --worker [--only NAME...]` (batch.work, its JSON events on
+`gpulab grade --batch DIR --out OUT --worker [--only NAME...]` (batch/queue.py: work, its JSON events on
 stdout), grading with the fake course and fake runners of tests/helpers.py instead of a real
 build. Test hooks: FAKE_WORKER_DIE_ON=<student>|*[@<CUDA_VISIBLE_DEVICES>] kills the worker
 (SIGKILL) when it starts that student (any, on that device only); FAKE_WORKER_HANG_ON=<student>
@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # autograder/: gpulab and tests
 
-from gpulab import batch  # noqa: E402
+from gpulab.batch import gradebook, local, queue  # noqa: E402
 from tests.helpers import fake_grader, make_course  # noqa: E402
 
 
@@ -34,7 +34,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="fake-worker-") as td:
         root = Path(td)
         grader = fake_grader(make_course(root), root)
-        grader.device = batch.device_label(grader.device) if grader.gpu else ""
+        grader.device = local.device_label(grader.device) if grader.gpu else ""
 
         def grade(sub: Path, dest: Path):
             who, _, dev = os.environ.get("FAKE_WORKER_DIE_ON", "").partition("@")
@@ -46,10 +46,10 @@ def main() -> int:
                 time.sleep(3600)
             return grader.grade(sub, dest)
 
-        subs = batch.find_submissions(Path(args.batch))
+        subs = queue.find_submissions(Path(args.batch))
         if args.only:
             subs = [s for s in subs if s.name in set(args.only)]
-        errors = batch.work(subs, out, grade, batch.read_batch_info(out), batch.worker_events(),
+        errors = queue.work(subs, out, grade, gradebook.read_batch_info(out), local.worker_events(),
                             grader.device or "no GPU", args.jobs,
                             args.regrade_before or (time.time() if args.force else 0.0), grader.gpu)
     return 1 if errors else 0

@@ -6,7 +6,7 @@ its node, and writes its rows into the shared OUT exactly as a local batch does:
 lock, grade.json written last and atomically, so a task killed by a node failure, its time limit
 or preemption leaves no partial row and the next run grades that submission again. A final job
 (`--dependency=afterany`) runs `gpulab gradebook OUT`. Running the same command again submits
-only what has no complete row (batch.regrade_reason), so a rerun after deleting a row, or after
+only what has no complete row (queue.regrade_reason), so a rerun after deleting a row, or after
 some tasks died, grades exactly those.
 """
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from gpulab import batch
+from gpulab.batch import gradebook, queue
 from gpulab.errors import EXIT_OK, GpulabError
 from gpulab.submission import submission_name
 
@@ -50,7 +50,7 @@ def chunks(names: Sequence[str], per_task: int) -> list[list[str]]:
 
 
 def _header(opts: Options, out: Path, name: str, log: str) -> list[str]:
-    lines = ["#!/bin/bash", f"#SBATCH --job-name={name}", f"#SBATCH --output={out / batch.ADMIN / 'slurm' / log}",
+    lines = ["#!/bin/bash", f"#SBATCH --job-name={name}", f"#SBATCH --output={out / queue.ADMIN / 'slurm' / log}",
              f"#SBATCH --chdir={Path.cwd()}"]
     if opts.partition:
         lines.append(f"#SBATCH --partition={opts.partition}")
@@ -114,10 +114,10 @@ def launch(folder: Path, out: Path, maxima: dict[str, float], worker: Sequence[s
     there is nothing to grade)."""
     env = dict(os.environ if env is None else env)
     out = out.resolve()
-    subs = batch.find_submissions(folder)
-    todo = [submission_name(s) for s in batch.to_grade(subs, out, force, opts.wants_gpu)]
+    subs = queue.find_submissions(folder)
+    todo = [submission_name(s) for s in queue.to_grade(subs, out, force, opts.wants_gpu)]
     tasks = chunks(todo, opts.per_task)
-    admin = out / batch.ADMIN / "slurm"
+    admin = out / queue.ADMIN / "slurm"
     script = array_script(tasks, worker, out, opts, env) if tasks else ""
     final = gradebook_script(out, opts, env)
     if dry_run:
@@ -130,7 +130,7 @@ def launch(folder: Path, out: Path, maxima: dict[str, float], worker: Sequence[s
             f"(--force regrades; gpulab gradebook {out} rebuilds the CSV)")
         return {}
     admin.mkdir(parents=True, exist_ok=True)
-    batch.write_batch_info(out, maxima)
+    gradebook.write_batch_info(out, maxima)
     n = len(list(admin.glob("array-*.sh")))
     array_path, final_path = admin / f"array-{n}.sh", admin / f"gradebook-{n}.sh"
     array_path.write_text(script, encoding="utf-8")
@@ -146,13 +146,14 @@ def launch(folder: Path, out: Path, maxima: dict[str, float], worker: Sequence[s
     return {"array": array_id, "gradebook": final_id, "tasks": tasks}
 
 
-def cmd_slurm(course: Any, args: Any, folder: Path, out: Path, maxima: dict[str, float]) -> int:
+def cmd_slurm(course: Any, args: Any, folder: Path, out: Path, maxima: dict[str, float], worker: Sequence[str]) -> int:
+    """`gpulab grade --batch --slurm`: the options of `args`; `worker` is the command line each task
+    runs (commands/grade.py: the instructor's grading options, then --worker ...)."""
     opts = Options(partition=args.partition, gres=None if str(args.gres).lower() in ("", "none") else args.gres,
                    time=args.time, array_limit=args.array_limit, per_task=args.per_task, cpus=args.jobs)
-    worker = batch.worker_command(args, ["--batch", str(folder.resolve()), "--out", str(out.resolve()), "--worker",
-                                         "--jobs", str(args.jobs)] + (["--force"] if args.force else []))
+    # PYTHONPATH: autograder/, where this package lies (gpulab/batch/slurm.py).
     env = dict(os.environ, GPULAB_SOURCE_DIR=str(course.source), GPULAB_BUILD_DIR=str(course.require_build()),
-               PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parent.parent)]
+               PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2])]
                                           + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
     launch(folder, out, maxima, worker, opts, dry_run=args.slurm_dry_run, force=args.force, env=env)
     return EXIT_OK

@@ -23,16 +23,18 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from gpulab import report
-from gpulab.errors import EXIT_USAGE
+from gpulab.errors import EXIT_USAGE, GpulabError
+from gpulab.rubric import load_rubric
 from gpulab.scoring import rounded
 
 GRADEBOOK = "gradebook.csv"
+BATCH_JSON = "batch.json"    # OUT/batch.json: the gradebook's labs and their max points
 GRADED, COMPILE_ERROR, REJECTED, ERROR = "graded", "compile-error", "rejected", "error"
 INCOMPLETE_NO_GPU, INCOMPLETE_NOT_RUN = "incomplete: no GPU", "incomplete: not run"
-NO_GPU_REASON = "(no GPU)"   # grading.NO_GPU as it appears in LabGrade.not_run()
+NO_GPU_REASON = "(no GPU)"   # tools/runner_json.NO_GPU as it appears in LabGrade.not_run()
 DISABLED_REASON = "(disabled ("
 
 
@@ -139,3 +141,32 @@ def write(out: Path, maxima: dict[str, float]) -> Path:
     path = out / GRADEBOOK
     report.write_atomic(path, buf.getvalue())
     return path
+
+
+def course_maxima(course: Any, labs: Sequence[str] | None, stages: Sequence[str] | None) -> dict[str, float]:
+    """The gradebook's columns: each lab's max points, its core (extra credit comes on top, as in
+    a grade; of the --stage's graded, if given)."""
+    chosen = list(labs) if labs else [l for l in course.labs() if course.rubric_path(l).is_file()]
+    if not chosen:
+        raise GpulabError("gpulab grade --batch: no lab has a rubric (labs/<lab>/rubric.toml)")
+    return {lab: sum(sp.total for sp in load_rubric(course.rubric_path(lab)).stages
+                     if not sp.extra_credit and (not stages or sp.id in stages))
+            for lab in chosen}
+
+
+def write_batch_info(out: Path, maxima: dict[str, float]) -> None:
+    """OUT/batch.json: the gradebook's labs and max points, so that `gpulab gradebook OUT` (run by
+    the final Slurm job, or by hand) rebuilds the same columns without the grading options."""
+    report.write_atomic(out / BATCH_JSON, json.dumps({"max_points": maxima}, indent=2) + "\n")
+
+
+def read_batch_info(out: Path) -> dict[str, float]:
+    try:
+        doc = json.loads((out / BATCH_JSON).read_text(encoding="utf-8"))
+        maxima = doc["max_points"]
+        if isinstance(maxima, dict) and all(isinstance(v, (int, float)) for v in maxima.values()):
+            return {str(k): float(v) for k, v in maxima.items()}
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    raise GpulabError(f"gpulab gradebook: {out / BATCH_JSON} is missing or unreadable: is {out} the --out "
+                      "of a gpulab grade --batch?")

@@ -12,8 +12,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpulab import proc, tools
-from gpulab.sandbox import read_private_file
+from gpulab import proc
+from gpulab.tools import locate
+from gpulab.untrusted_files import read_private_file
 
 ERROR_EXIT = 9
 PREFIX = re.compile(r"^========= ?")
@@ -155,10 +156,10 @@ def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, problem: str
     Case.runner_args(): size, seed, distribution, knobs); `tag` tells the logs of shapes apart."""
     stages = [stages] if isinstance(stages, str) else list(stages)
     stage = ",".join(stages)
-    exe = tools.find_tool("compute-sanitizer")
+    exe = locate.find_tool("compute-sanitizer")
     if exe is None:
         return SanitizerReport(tool, stage, False, reason="compute-sanitizer not found",
-                               fix=tools.MISSING_FIX["compute-sanitizer"])
+                               fix=locate.MISSING_FIX["compute-sanitizer"])
     work.mkdir(parents=True, exist_ok=True)
     log = work / f"sanitizer-{tool}-{stages[0] if len(stages) == 1 else 'all'}{'-' + tag if tag else ''}.log"
     log.unlink(missing_ok=True)

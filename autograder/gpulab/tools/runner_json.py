@@ -17,8 +17,6 @@ from gpulab.rubric import Case
 from gpulab.scoring import CaseResult
 
 NO_GPU = "no GPU"
-
-
 def parse_runner_json(text: str) -> dict[str, Any] | None:
     """The runner's JSON document, even when student code printed other lines before it: the
     last top-level object that has "results" (or "stage" for verify) wins."""

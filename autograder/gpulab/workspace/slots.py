@@ -9,7 +9,6 @@ Several slots (one per parallel build) live side by side under the work director
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import threading
 import time
@@ -18,36 +17,24 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator
 
-from gpulab import handout, locks, ownership, proc, symbols
+from gpulab import handout, locks, proc
 from gpulab.errors import EXIT_INTERNAL, GpulabError
 from gpulab.paths import read_cmake_cache
 from gpulab.rubric import load_rubric
+from gpulab.workspace import stamp as slot_stamp
+from gpulab.workspace import symbols
+from gpulab.workspace.calling_build import BUILD_TIMEOUT, build_calling_target, configure_args, trim_compiler_output
 
 CONFIGURE_TIMEOUT = 600
-BUILD_TIMEOUT = 900
 MAX_AUTO_SLOTS = 8     # concurrent builds in the default workspace before a grade waits
 SLOT_POLL = 1.0        # seconds between looks for a free slot
 LOCK_NAME = "lock"     # <slot>/lock: held (flock) by whoever uses the slot
-# Cache entries copied from the build the grader was started from (the GPU machine needs the
-# prefix of the carried headers; the architecture must match the GPU).
-INHERITED = ("CMAKE_PREFIX_PATH", "CMAKE_CUDA_ARCHITECTURES", "CMAKE_BUILD_TYPE", "CMAKE_CUDA_COMPILER",
-             "CMAKE_CXX_COMPILER", "CMAKE_MAKE_PROGRAM", "CMAKE_CUDA_HOST_COMPILER", "Catch2_DIR",
-             "nlohmann_json_DIR", "CLI11_DIR")
 
 
 PREBUILT_KEY = "GPULAB_PREBUILT_COMMON"   # common/CMakeLists.txt
 COMMON_ARCHIVE = Path("common") / "libgpulab_common.a"
 HARNESS_KEY = "GPULAB_PREBUILT_HARNESS"   # common/cmake/GpulabLab.cmake
 HARNESS_LIST = "harness-objects.txt"      # <build>/labs/<lab>/: the lab's harness objects, a path a line
-
-
-def build_calling_target(build: Path, target: str | list[str], timeout: float = BUILD_TIMEOUT) -> proc.Result:
-    """Builds targets of the calling build (the reference runner, the common library, the labs'
-    harnesses). Another `gpulab grade` may be building in that tree too: two ninjas in one build
-    tree race on its outputs and logs, so they take turns (locks.py)."""
-    targets = [target] if isinstance(target, str) else target
-    with locks.held(build / "grading-build.lock"):
-        return proc.run(proc.background(["cmake", "--build", str(build), "--target", *targets]), timeout=timeout)
 
 
 def prebuilt_candidate(calling_build: Path | None, cache: dict[str, str], course_src: Path) -> Path | None:
@@ -67,19 +54,6 @@ def prebuilt_candidate(calling_build: Path | None, cache: dict[str, str], course
     return calling_build / COMMON_ARCHIVE
 
 
-def configure_args(cache: dict[str, str]) -> list[str]:
-    """-D options that make the workspace build like the calling build (minus warnings-as-errors:
-    a student's warning is not a compile error)."""
-    args = ["-G", cache.get("CMAKE_GENERATOR", "Ninja")]
-    for key in INHERITED:
-        if cache.get(key):
-            args.append(f"-D{key}={cache[key]}")
-    if "CMAKE_BUILD_TYPE" not in cache or not cache["CMAKE_BUILD_TYPE"]:
-        args.append("-DCMAKE_BUILD_TYPE=Release")
-    args += ["-DGPULAB_WARNINGS_AS_ERRORS=OFF", "-DGPULAB_DEVICE_DEBUG=OFF"]
-    return args
-
-
 @dataclass
 class BuildResult:
     ok: bool
@@ -88,23 +62,6 @@ class BuildResult:
     seconds: float
     symbol_problems: list[str] = field(default_factory=list)
     symbol_note: str = ""
-
-
-def trim_compiler_output(text: str, root: Path | None = None, limit: int = 4000) -> str:
-    """The useful part of a failed build: the diagnostics (not the compiler command lines), with
-    the workspace path cut so that files read labs/<lab>/<file>, capped."""
-    if root is not None:
-        text = text.replace(str(root) + "/", "")
-    lines = [ln for ln in text.splitlines()
-             if not re.match(r"^\s*(/\S*/)?(nvcc|c\+\+|g\+\+|gcc|clang\+\+)\s", ln) and not ln.startswith("[")
-             and not ln.startswith("FAILED: ") and "ninja: build stopped" not in ln]
-    keep: list[int] = []
-    for i, ln in enumerate(lines):
-        if re.search(r"\berror\b|undefined reference|fatal", ln, re.IGNORECASE):
-            keep.extend(range(max(0, i - 1), min(len(lines), i + 4)))
-    chosen = [lines[i] for i in sorted(set(keep))] if keep else lines[-40:]
-    out = "\n".join(chosen)
-    return out if len(out) <= limit else out[:limit] + "\n[... trimmed]"
 
 
 class Slot:
@@ -124,12 +81,12 @@ class Slot:
 
     def prepare(self, fingerprint: str) -> None:
         """Exports the handout and configures it, unless this slot already holds this exact course
-        (see ownership.py); a slot made elsewhere (copied, moved, another checkout) is rebuilt."""
+        (see stamp.py); a slot made elsewhere (copied, moved, another checkout) is rebuilt."""
         calling_lib = prebuilt_candidate(self.calling_build, self.cache, self.course_src)
         copied = self.prebuilt / COMMON_ARCHIVE.name
         args = self._configure_args(copied if calling_lib else None)
-        stamp = ownership.stamp(self.root, self.course_src, fingerprint, args)
-        verdict = ownership.check(self.root, self.build, stamp)
+        stamp = slot_stamp.stamp(self.root, self.course_src, fingerprint, args)
+        verdict = slot_stamp.check(self.root, self.build, stamp)
         if verdict.current and (calling_lib is None or copied.is_file()):
             return
         self.note = verdict.foreign
@@ -139,17 +96,17 @@ class Slot:
         if self.src.exists():
             shutil.rmtree(self.src)
         self.root.mkdir(parents=True, exist_ok=True)
-        ownership.clear(self.root)   # a half-made slot must not pass for a finished one
+        slot_stamp.clear(self.root)   # a half-made slot must not pass for a finished one
         handout.export(self.course_src, self.src)
         if calling_lib is not None and not self._take_prebuilt(calling_lib, copied):
             args = self._configure_args(None)
-            stamp = ownership.stamp(self.root, self.course_src, fingerprint, args)
+            stamp = slot_stamp.stamp(self.root, self.course_src, fingerprint, args)
         res = proc.run(proc.background(["cmake", "-S", str(self.src), "-B", str(self.build)] + args),
                        timeout=CONFIGURE_TIMEOUT)
         if not res.ok:
             raise GpulabError("gpulab grade: the pristine course does not configure in the grading workspace "
                               f"{self.root}:\n{trim_compiler_output(res.stdout + res.stderr)}", EXIT_INTERNAL)
-        ownership.write(self.root, stamp)
+        slot_stamp.write(self.root, stamp)
 
     def _configure_args(self, prebuilt: Path | None) -> list[str]:
         """The calling build's settings, and the prebuilt common library and harness folder or
@@ -301,7 +258,7 @@ class Workspace:
         """The content of the course the slots are made from (computed once per grader)."""
         with self._lock:
             if self._fingerprint is None:
-                self._fingerprint = ownership.fingerprint(self.course_src)
+                self._fingerprint = slot_stamp.fingerprint(self.course_src)
             return self._fingerprint
 
     def _take(self) -> tuple[Slot, locks.FileLock]:

@@ -1,10 +1,11 @@
 """Grading one submission: a short pipeline over one module per check.
 
-    files -> lint (lint.py) -> build (workspace.py, in the sandbox's jail) -> reference (built and
-    probed once per lab) -> correctness -> sanitizers -> conflicts -> performance -> library
-    (checks/*.py, over one checks.LabRun; the conflicts' profiles start beside correctness)
+    files -> lint (lint.py) -> build (workspace/slots.py, in the sandbox's jail) -> reference
+    (references.py: built and probed once per lab) -> correctness -> sanitizers -> conflicts ->
+    performance -> library (checks/*.py, over one checks.lab_run.LabRun; the conflicts'
+    profiles start beside correctness)
 
-Every run of student code is its own process (sandbox.py) with a timeout, so a crash or a hang
+Every run of student code is its own process (sandbox/jail.py) with a timeout, so a crash or a hang
 costs only that case. GPU work holds the machine-wide GPU lock (gpulock.py), so builds of other
 submissions may run in parallel while timings stay clean. The time each phase took is kept in
 the lab's grade (`phases`) and printed with it.
@@ -15,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
-import json
 import os
 import shutil
 import threading
@@ -23,18 +23,23 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator
 
-from gpulab import gpulock, proc, report, scoring, shipped_reference, submission, tools
-from gpulab.checks import LabRun, Options, conflicts, correctness, library, performance, sanitizers
+from gpulab import gpulock, proc, report, scoring, submission
+from gpulab.checks import conflicts, correctness, library, performance, sanitizers
+from gpulab.checks.lab_run import LabRun
+from gpulab.checks.options import Options
 from gpulab.errors import GpulabError
+from gpulab.grading.references import References
 from gpulab.lint import forbidden_constructs
-from gpulab.paths import Course
+from gpulab.paths import Course, read_cmake_cache
 from gpulab.rubric import Rubric, load_rubric
-from gpulab.runner_doc import Expect
-from gpulab.sandbox import Sandbox
+from gpulab.sandbox.jail import Sandbox
 from gpulab.scoring import FAIL, Check, LabGrade, ManualResult, StageGrade, SubmissionGrade
-from gpulab.workspace import INHERITED, Workspace, build_calling_target, read_cmake_cache
-
-__all__ = ["Grader", "Options"]
+from gpulab.tools.locate import gpu_present
+from gpulab.tools.runner import stage_table_of
+from gpulab.tools.runner_json import Expect
+from gpulab.workspace import shipped_reference
+from gpulab.workspace.calling_build import INHERITED
+from gpulab.workspace.slots import Workspace
 
 MAX_IGNORED_LISTED = 200
 MANUAL_MIN_WORDS = 20   # a write-up with fewer new words than this is the template, untouched
@@ -66,16 +71,12 @@ class Grader:
         # Instructor data student code must not see: the course (solutions/, autograder/hidden/,
         # the rubrics), the build tree (the reference runners) and the grading workspace.
         self.sandbox.hide([course.source, self.build, work])
-        self.gpu = tools.gpu_present()
+        self.gpu = gpu_present()
         self.device = self._device_name() if self.gpu else ""
         self.parallel = options.parallel or max(1, min(8, os.cpu_count() or 1))
         self._lock = threading.Lock()
         self._rubrics: dict[str, Rubric] = {}
-        self._refs: dict[str, Path | None] = {}
-        self._tables: dict[str, dict[str, dict[str, Any]]] = {}
-        self._verify: dict[str, Path | None] = {}
-        self._ref_times: dict[tuple[str, str, str], float] = {}   # (device, lab, stage) -> median ms
-        self._rows_on_gpu = threading.Event()   # a submission has reached its GPU checks
+        self.references = References(course, self.build, self.gpu, options, self.rubric)
 
     def hide(self, paths: list[Path]) -> None:
         """More folders student code must not see (a batch's other submissions and their grades)."""
@@ -97,63 +98,13 @@ class Grader:
     def graded_labs(self) -> list[str]:
         return [lab for lab in self.course.labs() if self.course.rubric_path(lab).is_file()]
 
-    # -- the reference: prepared once per lab by the pipeline; the getters only read ------------
-    def prepare_reference(self, lab: str) -> None:
-        """Builds the calling build's reference runner (on a GPU machine, where it is timed),
-        asks it whether it can judge saved outputs (`run --help` mentions --save-output and
-        `verify --help` exits 0) and reads its stage table: once per lab, under the lock, so
-        that parallel batch jobs neither build twice nor see half of it. Without solutions/<lab>
-        the reference is the compiled one shipped in the student's handout (reference/, see
-        shipped_reference.py), or none (performance not graded)."""
-        with self._lock:
-            if lab in self._refs:
-                return
-            existing = self.course.runner(lab, "reference")
-            shipped = shipped_reference.shipped_path(self.course.source, lab)
-            ref = None
-            if not (self.course.source / "solutions" / lab).is_dir():
-                ref = shipped if shipped.is_file() and os.access(shipped, os.X_OK) else None
-            elif not self.gpu:
-                # Without a GPU nothing is timed: use a built reference for stage titles only, and
-                # do not start a build in the calling tree.
-                ref = existing if existing.is_file() else None
-            else:
-                res = build_calling_target(self.build, existing.name)
-                if existing.is_file():
-                    ref = existing
-                    if not res.ok:
-                        self.options.log(f"could not rebuild {existing.name}; using the existing binary")
-                else:
-                    self.options.log(f"reference runner for {lab} did not build: performance not graded")
-            verify = None
-            if ref is not None:
-                # Asked of the trusted reference only: the student's runner is built from the same
-                # common/, and its own --help could lie.
-                run_help = proc.run([ref, "run", "--help"], timeout=30)
-                verify_help = proc.run([ref, "verify", "--help"], timeout=30)
-                if "--save-output" in run_help.stdout + run_help.stderr and verify_help.ok:
-                    verify = ref
-                self._tables[lab] = _stage_table(proc.run([str(ref), "list", "--format", "json"], timeout=60))
-            self._refs[lab], self._verify[lab] = ref, verify
-
-    def reference(self, lab: str) -> Path | None:
-        """The reference runner prepared for this lab (None: none, or not prepared yet)."""
-        with self._lock:
-            return self._refs.get(lab)
-
-    def verifier(self, lab: str) -> Path | None:
-        """The reference when it can check saved outputs (`verify`, `run --save-output`), else None."""
-        with self._lock:
-            return self._verify.get(lab)
-
     def stage_table(self, lab: str, student_runner: Path) -> dict[str, dict[str, Any]]:
         """Stage titles and where they run, from the prepared reference (trusted); without one,
         from the student's runner, which is student code and so runs in the sandbox."""
-        with self._lock:
-            table = self._tables.get(lab)
+        table = self.references.stage_table(lab)
         if table:
             return table
-        return _stage_table(self.sandbox.run([str(student_runner), "list", "--format", "json"], timeout=60))
+        return stage_table_of(self.sandbox.run([str(student_runner), "list", "--format", "json"], timeout=60))
 
     # -- one submission -------------------------------------------------------------------
     def grade(self, path: Path, out: Path, labs: list[str] | None = None) -> SubmissionGrade:
@@ -282,7 +233,7 @@ class Grader:
             logs = out / "logs" / lab
             logs.mkdir(parents=True, exist_ok=True)
             with phase("reference"):
-                self.prepare_reference(lab)
+                self.references.prepare(lab)
                 lr = self._lab_run(lab, rubric, br.runner, logs, ws_root, contents)
             if any(sp.performance > 0 for sp in lr.points) and self.options.performance:
                 if lr.reference is None:
@@ -293,7 +244,7 @@ class Grader:
             # the timings; inside it, the untimed work runs side by side: correctness and
             # sanitizer processes in parallel, and the bank-conflict profiles (exact counts,
             # checks/conflicts.py) beside both. The performance phase runs alone after them.
-            self._rows_on_gpu.set()
+            self.references.rows_on_gpu.set()
             lock = gpulock.gpu_lock() if self.gpu and any(lr.on_gpu.values()) else contextlib.nullcontext()
             with lock, contextlib.ExitStack() as beside:
                 if conflicts.Ahead.wanted(lr):
@@ -322,27 +273,11 @@ class Grader:
             grades[sp.id].checks["correctness"] = Check("correctness", FAIL, 0, sp.correctness,
                                                         f"the runner has no stage {sp.id!r} (rubric error?)")
         expect = Expect(lab, {sid: str(info.get("title", "")) for sid, info in table.items()})
-        return LabRun(lab, rubric, runner, self.reference(lab), self.verifier(lab), logs, ws_root, contents,
+        return LabRun(lab, rubric, runner, self.references.runner(lab), self.references.verifier(lab), logs, ws_root,
+                      contents,
                       [sp for sp in points if sp not in unknown], grades, on_gpu, expect, self.sandbox, self.options,
                       self.gpu, self.parallel,
-                      reference_times=functools.partial(self.reference_times, lab, rubric))
-
-    def reference_times(self, lab: str, rubric: Rubric, ids: list[str]) -> dict[str, tuple[float | None, str]]:
-        """The reference's medians, timed once per device, lab and stage by this grader and then
-        reused. A grader is one process on one GPU (a --gpus worker, a Slurm task, one batch) built
-        against one course, so the cache never mixes devices or courses; a time that failed is
-        measured again next time."""
-        ref = self.reference(lab)
-        assert ref is not None
-        with self._lock:
-            have = {s: self._ref_times.get((self.device, lab, s)) for s in ids}
-        missing = [s for s in ids if have[s] is None]
-        got = performance.time_stages(ref, missing, rubric, None, self.options.timer) if missing else {}
-        with self._lock:
-            for s, (ms, _) in got.items():
-                if ms is not None:
-                    self._ref_times[(self.device, lab, s)] = ms
-        return {s: (have[s], "") if have[s] is not None else got[s] for s in ids}
+                      reference_times=functools.partial(self.references.times, lab, rubric, device=self.device))
 
     def labs_in(self, subs: list[Path], labs: list[str]) -> list[str]:
         """The labs of `labs` that some of `subs` hands in, most submissions first (a folder is
@@ -358,45 +293,13 @@ class Grader:
     @contextlib.contextmanager
     def references_timed_ahead(self, subs: list[Path], labs: list[str]) -> Iterator[None]:
         """Grade `subs` inside this: the references of the labs they hand in (of `labs`) are timed
-        while their first builds run (time_references_ahead), and that thread is joined at the end."""
-        ahead = self.time_references_ahead(self.labs_in(subs, labs))
+        while their first builds run (References.time_ahead), and that thread is joined at the end."""
+        ahead = self.references.time_ahead(self.labs_in(subs, labs), self.device)
         try:
             yield
         finally:
             if ahead is not None:
                 ahead.join()
-
-    def time_references_ahead(self, labs: list[str]) -> threading.Thread | None:
-        """A grader's first rows (a batch's, or the one submission of a plain grade) spend their
-        first seconds building, with the GPU idle: the references of `labs` are timed then
-        (reference_times' cache), in this order, until the first row is ready for its GPU checks
-        (that row never waits for more than one lab's timing). On two H200s a worker timed them
-        inside its first rows (~2 s scan, ~7 s transpose, 2026-11-23), after the builds. Returns
-        the thread (join it before exiting)."""
-        if not (self.gpu and self.options.performance and labs):
-            return None
-
-        def run() -> None:
-            for lab in labs:
-                if self._rows_on_gpu.is_set():
-                    return
-                try:
-                    rubric = self.rubric(lab)
-                    ids = [sp.id for sp in rubric.stages if sp.performance > 0
-                           and (self.options.stages is None or sp.id in self.options.stages)]
-                    if not ids or rubric.performance.size is None:
-                        continue
-                    self.prepare_reference(lab)
-                    if self.reference(lab) is None:
-                        continue
-                    with gpulock.gpu_lock():
-                        self.reference_times(lab, rubric, ids)
-                except Exception:  # noqa: BLE001 (an optimisation only: the rows time what is missing)
-                    continue
-
-        thread = threading.Thread(target=run, name="gpulab-reference-times", daemon=True)
-        thread.start()
-        return thread
 
     def _build_runner(self, slot: Any) -> Callable[..., proc.Result]:
         """How the student build runs: in the jail (Sandbox.build), the slot's build folder
@@ -408,12 +311,4 @@ class Grader:
         readable = [slot.src] + ([slot.prebuilt] if slot.prebuilt.is_dir() else []) + self.sandbox.hidden_paths(named)
         return lambda argv, timeout: self.sandbox.build(argv, timeout, slot.build, readable)
 
-
-def _stage_table(res: proc.Result) -> dict[str, dict[str, Any]]:
-    """{stage id: its entry} from a runner's `list --format json` ({} when it printed none)."""
-    try:
-        doc = json.loads(res.stdout)
-        return {s["id"]: s for s in doc.get("stages", []) if isinstance(s, dict) and "id" in s}
-    except (json.JSONDecodeError, KeyError, TypeError, AttributeError):
-        return {}
 

@@ -33,14 +33,15 @@ import glob
 import os
 import pwd
 import shutil
-import stat
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from gpulab import proc, seccomp, tools
+from gpulab import proc
+from gpulab.sandbox import seccomp
+from gpulab.tools import locate
 
 KEEP_ENV = ("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
             "CUDA_HOME", "GPULAB_NO_GPU", "GPULAB_REQUIRE_GPU")
@@ -251,7 +252,7 @@ class Sandbox:
         """Where the tools run inside the sandbox live (their folders and resolved folders)."""
         out = []
         for name in ("compute-sanitizer", "ncu"):
-            exe = tools.find_tool(name)
+            exe = locate.find_tool(name)
             if exe is not None:
                 out += [str(exe.parent.resolve()), str(exe.resolve().parent)]
                 out.append(str(exe.resolve().parent.parent))   # e.g. the toolkit's compute-sanitizer/ folder
@@ -494,42 +495,3 @@ def _chown_tree(root: Path, uid: int, gid: int) -> None:
     for dirpath, dirnames, filenames in os.walk(root):
         for name in dirnames + filenames:
             os.lchown(os.path.join(dirpath, name), uid, gid)
-
-
-def _open_private(path: Path) -> int | None:
-    """A read-only descriptor of a regular file that student code could have written or replaced,
-    or None. O_NOFOLLOW: a link planted by student code (to the rubric, the reference) is never
-    followed by the grader, which reads with root's rights."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        return None
-    return fd
-
-
-def read_private_file(path: Path, limit: int = 64 * 1024 * 1024) -> bytes | None:
-    """At most `limit` bytes of a regular file student code could have touched (see _open_private)."""
-    fd = _open_private(path)
-    if fd is None:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        return f.read(limit)
-
-
-def copy_private_files(src: Path, dest: Path, pattern: str = "*") -> list[Path]:
-    """Copies the regular files directly in src that match pattern into dest (links, folders and
-    anything else are skipped, see _open_private); returns the copies."""
-    dest.mkdir(parents=True, exist_ok=True)
-    out = []
-    for f in sorted(src.glob(pattern)):
-        fd = _open_private(f)
-        if fd is None:
-            continue
-        target = dest / f.name
-        with os.fdopen(fd, "rb") as fin, open(target, "wb") as fout:
-            shutil.copyfileobj(fin, fout, 1 << 20)
-        out.append(target)
-    return out

@@ -9,7 +9,7 @@ and copies each runner, stripped of host symbols, to `reference/` in the export.
 travels: the export's leak check (handout_check.solution_leaks) searches these binaries too.
 
 In the handout the grader takes `reference/gpulab-<lab>-reference` wherever solutions/<lab>/ is
-absent (grading.Grader.reference), for the timing, the stage table and the verdict on saved
+absent (grading/references.py), for the timing, the stage table and the verdict on saved
 outputs; `gpulab run/experiment/conflicts --impl reference` run it too (paths.Course.require_runner).
 """
 
@@ -23,7 +23,8 @@ from pathlib import Path
 
 from gpulab import proc
 from gpulab.errors import EXIT_FAILED, GpulabError
-from gpulab.workspace import configure_args, read_cmake_cache, trim_compiler_output
+from gpulab.paths import read_cmake_cache
+from gpulab.workspace.calling_build import configure_args, trim_compiler_output
 
 FOLDER = "reference"
 # Volta to Hopper: the GPUs students have (sm_70 was dropped by CUDA 13; only those nvcc lists are

@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpulab import batch, gradebook
-from gpulab.report import format_table
+from gpulab import gpulock
+from gpulab.batch import gradebook, queue
+from gpulab.rubric import load_rubric
 from gpulab.submission import submission_name
+from gpulab.table import format_table
 
 # Costs in the grader's own units (checks/*.py), from H200 grades of the three references
 # (2026-11-23: scan 50 s, transpose 56 s, reduction 33 s of GPU phases): a correctness case is one
@@ -105,8 +107,8 @@ def _measured(out: Path) -> tuple[dict[str, list[float]], list[float]]:
 def estimate(folder: Path, out: Path, maxima: dict[str, float], rubric_guess: dict[str, float], gpus: int = 1,
              width: int = DEFAULT_WIDTH, per_task: int = 1, jobs: int = 1, gpu: bool = True,
              force: bool = False) -> Plan:
-    subs = batch.find_submissions(folder)
-    todo = [submission_name(s) for s in batch.to_grade(subs, out, force, gpu)]
+    subs = queue.find_submissions(folder)
+    todo = [submission_name(s) for s in queue.to_grade(subs, out, force, gpu)]
     measured_gpu, builds = _measured(out) if out.is_dir() else ({}, [])
     per_sub, measured = {}, {}
     for lab in maxima:
@@ -115,7 +117,7 @@ def estimate(folder: Path, out: Path, maxima: dict[str, float], rubric_guess: di
         per_sub[lab] = statistics.median(m) if m else rubric_guess.get(lab, 0.0)
     build = statistics.median(builds) if builds else BUILD_GUESS_S
     return Plan(len(subs), todo, dict(maxima), per_sub, measured, build, max(1, gpus), max(1, width),
-                max(1, per_task), batch.in_flight(jobs, gpu))
+                max(1, per_task), queue.in_flight(jobs, gpu))
 
 
 def _dur(s: float) -> str:
@@ -144,8 +146,6 @@ def format_plan(p: Plan) -> str:
 
 def make_plan(course: Any, folder: Path, out: Path, maxima: dict[str, float], args: Any) -> Plan:
     """--plan from the command line: the rubrics of the batch's labs, this host's GPUs (or --gpus)."""
-    from gpulab import gpulock  # noqa: PLC0415
-    from gpulab.rubric import load_rubric  # noqa: PLC0415
     guess = {lab: rubric_seconds(load_rubric(course.rubric_path(lab), course.hidden_path(lab)
                                              if course.hidden_path(lab).is_file() else None)) for lab in maxima}
     gpus = len(gpulock.select_devices(args.gpus)) if args.gpus else max(1, len(gpulock.list_devices()))

@@ -1,4 +1,4 @@
-"""The system-call filter of the student-code jail (sandbox.py), compiled by libseccomp.
+"""The system-call filter of the student-code jail (jail.py), compiled by libseccomp.
 
 Why a filter: the Nsight Compute run keeps CAP_SYS_ADMIN (the NVIDIA driver checks it in the
 profiled process before it lets it read performance counters), and with it root could undo the

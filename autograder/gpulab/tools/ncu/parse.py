@@ -1,0 +1,328 @@
+"""Reading Nsight Compute's CSV output: the pages of a Source Counters report (source, raw,
+details) and the `--csv` rows of a kernel-time profile. Text in, numbers out: nothing here runs
+ncu, so every reader is tested on captured output (tests/fixtures).
+
+Why these metrics: a shared-memory instruction is served in wavefronts; a warp whose 32 accesses
+fall in distinct banks (or share words: broadcast) needs the ideal number, and every further
+wavefront is a bank-conflict replay. Source Counters report, per SASS instruction and per CUDA
+source line, the wavefronts actually used ("L1 Wavefronts Shared"), the ideal count
+("... Ideal") and their difference ("... Excessive"). The l1tex__data_bank_conflicts_* counters
+are not used: they also count other pipeline stalls and report conflicts in conflict-free code.
+
+n-way degree of a line = wavefronts / ideal wavefronts: a 32-bit access by a full warp ideally
+takes 1 wavefront; an n-way conflict serialises it into n, so the ratio is the average degree
+over every execution of that line (e.g. 32.0 for a column walk of an unpadded 32x32 tile, 2.0
+for a stride-2 index). A line mixing conflicted and clean accesses shows a fractional degree.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+from typing import Iterable
+
+EXCESS = "L1 Wavefronts Shared Excessive"
+WAVEFRONTS = "L1 Wavefronts Shared"
+IDEAL = "L1 Wavefronts Shared Ideal"
+PERMISSION_FIX = ("ncu cannot read the GPU performance counters (ERR_NVGPUCTRPERM): run the grader as root "
+                  "or allow profiling for all users (`options nvidia NVreg_RestrictProfilingToAdminUsers=0`, "
+                  "see https://developer.nvidia.com/ERR_NVGPUCTRPERM)")
+
+
+@dataclass
+class LineConflict:
+    """One source line with excess shared wavefronts (summed over every kernel launch profiled)."""
+
+    file: str
+    line: int
+    excessive: int
+    wavefronts: int | None = None
+    ideal: int | None = None
+    source: str = ""
+
+    @property
+    def nway(self) -> float | None:
+        """Average n-way degree: wavefronts / ideal (see the module docstring)."""
+        ideal = self.ideal if self.ideal is not None else (
+            self.wavefronts - self.excessive if self.wavefronts is not None else None)
+        if not ideal or self.wavefronts is None:
+            return None
+        return self.wavefronts / ideal
+
+
+def _number(text: str | None) -> int | None:
+    """ncu numbers: '1234', '1,234', '1234.0'; 'n/a' or '' means not measured (None, never 0)."""
+    if text is None:
+        return None
+    t = text.strip().replace(",", "").replace("\u202f", "")
+    if not t or t.lower() in ("n/a", "na", "-", "nan"):
+        return None
+    try:
+        return int(round(float(t)))
+    except ValueError:
+        return None
+
+
+@dataclass
+class SourceTable:
+    """One table of ncu's source page: the rows of one kernel (and one file, for CUDA view)."""
+
+    file: str | None
+    kernel: str | None
+    header: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+
+    def column(self, name: str) -> int | None:
+        return self.header.index(name) if name in self.header else None
+
+
+def _csv_lines(text: str) -> Iterable[str]:
+    """The CSV part of ncu's output: drops ==PROF==/==WARNING==/==ERROR== lines and the runner's output."""
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith('"'):
+            yield line
+
+
+def parse_source_csv(text: str) -> list[SourceTable]:
+    """Parses `ncu --import R --page source --csv --print-source cuda|sass|cuda,sass`.
+
+    The page is a sequence of blocks: optional key/value lines ("Kernel Name","k", "File Path","f")
+    followed by a header row (it has the metric columns) and data rows. Robust to columns moving.
+    """
+    tables: list[SourceTable] = []
+    file: str | None = None
+    kernel: str | None = None
+    current: SourceTable | None = None
+    for row in csv.reader(_csv_lines(text)):
+        if not row:
+            continue
+        key = row[0].strip()
+        if len(row) == 2 and key in ("File Path", "File", "Source File"):
+            file, current = row[1], None
+            continue
+        if len(row) == 2 and key in ("Kernel Name", "Function Name", "Kernel", "Function"):
+            kernel, current = row[1], None
+            continue
+        if EXCESS in row or key in ("Line No", "Line", "# Address", "Address") and not _is_int(row[0]):
+            current = SourceTable(file, kernel, [c.strip() for c in row])
+            tables.append(current)
+            continue
+        if current is not None and len(row) >= 2:
+            current.rows.append(row)
+    return tables
+
+
+def _is_int(text: str) -> bool:
+    return text.strip().isdigit()
+
+
+def lines_from_tables(tables: list[SourceTable]) -> tuple[list[LineConflict], int | None, int | None, bool]:
+    """(lines with excess, total excess, total wavefronts, any value was measured) over every table.
+
+    Only CUDA-source rows (those with a line number) give lines; SASS-only tables still add to the
+    totals, so a build without -lineinfo is measured but cannot name lines.
+    """
+    by_line: dict[tuple[str, int], LineConflict] = {}
+    total_ex = total_wf = 0
+    measured = False
+    for t in tables:
+        ex_col, wf_col, id_col = t.column(EXCESS), t.column(WAVEFRONTS), t.column(IDEAL)
+        line_col = next((t.column(c) for c in ("Line No", "Line", "#") if t.column(c) is not None), None)
+        src_col = t.column("Source")
+        if ex_col is None:
+            continue
+        cuda_view = line_col is not None
+        for row in t.rows:
+            ex = _number(row[ex_col]) if ex_col < len(row) else None
+            if ex is None:
+                continue
+            measured = True
+            wf = _number(row[wf_col]) if wf_col is not None and wf_col < len(row) else None
+            ideal = _number(row[id_col]) if id_col is not None and id_col < len(row) else None
+            if cuda_view:
+                line = _number(row[line_col])
+                if line is None:
+                    continue
+                key = (t.file or "?", line)
+                lc = by_line.setdefault(key, LineConflict(key[0], line, 0, 0 if wf is not None else None,
+                                                          0 if ideal is not None else None,
+                                                          row[src_col].strip() if src_col is not None else ""))
+                lc.excessive += ex
+                if wf is not None and lc.wavefronts is not None:
+                    lc.wavefronts += wf
+                if ideal is not None and lc.ideal is not None:
+                    lc.ideal += ideal
+            total_ex += ex
+            total_wf += wf or 0
+    lines = sorted((lc for lc in by_line.values() if lc.excessive > 0), key=lambda l: (l.file, l.line))
+    return lines, (total_ex if measured else None), (total_wf if measured else None), measured
+
+
+RULE_TOTAL = re.compile(r"total of ([\d,]+) excessive wavefronts")
+RAW_EXCESS = "derived__memory_l1_wavefronts_shared_excessive"
+RAW_WAVEFRONTS = "memory_l1_wavefronts_shared"
+RAW_IDEAL = "memory_l1_wavefronts_shared_ideal"
+
+
+@dataclass
+class RawTotals:
+    """Per-kernel sums from `--page raw --csv`: the verdict's numbers (one row per profiled kernel)."""
+
+    excessive: int | None
+    wavefronts: int | None
+    ideal: int | None
+    kernels: list[str]
+    not_available: bool = False   # a metric printed n/a: not measured
+
+
+def totals_from_raw(text: str) -> RawTotals | None:
+    """Sums the three wavefront metrics over every kernel row; None when the page lacks them."""
+    rows = list(csv.reader(_csv_lines(text)))
+    header = next((r for r in rows if RAW_WAVEFRONTS in r or RAW_EXCESS in r), None)
+    if header is None:
+        return None
+    data = [r for r in rows if r and r[0].strip().isdigit()]   # one row per kernel (units row skipped)
+    kcol = header.index("Kernel Name") if "Kernel Name" in header else None
+    kernels = [r[kcol] for r in data if kcol < len(r)] if kcol is not None else []
+    out: dict[str, int | None] = {}
+    na = False
+    for key, name in (("excessive", RAW_EXCESS), ("wavefronts", RAW_WAVEFRONTS), ("ideal", RAW_IDEAL)):
+        if name not in header:
+            out[key] = None
+            continue
+        col = header.index(name)
+        vals = [_number(r[col]) if col < len(r) else None for r in data]
+        if not data or any(v is None for v in vals):
+            na = True
+            out[key] = None
+        else:
+            out[key] = sum(v for v in vals if v is not None)
+    if out["excessive"] is None and out["wavefronts"] is not None and out["ideal"] is not None and not na:
+        out["excessive"] = out["wavefronts"] - out["ideal"]
+    return RawTotals(out["excessive"], out["wavefronts"], out["ideal"], kernels, na)
+
+
+def total_from_details(text: str) -> int | None:
+    """The "Uncoalesced Shared Accesses" rule's total, summed over kernels, from the details page."""
+    totals = [int(m.replace(",", "")) for m in RULE_TOTAL.findall(text)]
+    return sum(totals) if totals else None
+
+
+def kernels_from_details(text: str) -> list[str]:
+    """Kernel names from `--page details --csv` (the "Kernel Name" column), in launch order."""
+    rows = list(csv.reader(_csv_lines(text)))
+    if not rows or "Kernel Name" not in rows[0]:
+        return []
+    col, id_col = rows[0].index("Kernel Name"), rows[0].index("ID") if "ID" in rows[0] else None
+    seen, names = set(), []
+    for r in rows[1:]:
+        if len(r) > col:
+            key = (r[id_col] if id_col is not None else "", r[col])
+            if key not in seen:
+                seen.add(key)
+                names.append(r[col])
+    return names
+
+
+def diagnose_failure(output: str) -> tuple[str, str] | None:
+    """(reason, fix) when ncu could not measure at all; None when the output looks like a profile."""
+    if "ERR_NVGPUCTRPERM" in output:
+        return "no permission to read GPU performance counters (ERR_NVGPUCTRPERM)", PERMISSION_FIX
+    if re.search(r"no CUDA-capable device|cudaErrorNoDevice|CUDA driver version is insufficient", output):
+        return "no GPU", "run the grader on a machine with an NVIDIA GPU"
+    if "Failed to find or load" in output or "Failed to load" in output and "library" in output:
+        return "ncu could not load its libraries", "reinstall Nsight Compute / the CUDA Toolkit"
+    jail = re.search(r"^bwrap: .*$", output, re.MULTILINE)
+    if jail:
+        # The jail could not be built: nothing ran (fail closed), and that is the grader's problem.
+        return (f"the sandbox for the profiled run could not be set up ({jail.group(0)[:160]})",
+                "see the grader's notes on the sandbox (bubblewrap, libseccomp2, running as root)")
+    return None
+
+
+_TIME_UNITS_MS = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0,
+                  "second": 1e3, "s": 1e3}
+
+
+def _csv_rows(output: str) -> csv.DictReader:
+    """ncu's `--csv` rows: they are mixed with the profiled program's own output and ncu's
+    ==PROF== lines, so only lines that start with a quote are read."""
+    return csv.DictReader(io.StringIO("\n".join(line for line in output.splitlines() if line.startswith('"'))))
+
+
+def _kernel_ms(row: dict[str, str]) -> float | None:
+    """A gpu__time_duration.sum row's value in ms; None for a value ncu could not read (n/a) or an
+    unknown unit: never a guess."""
+    text = (row.get("Metric Value") or "").replace(",", "").strip()
+    scale = _TIME_UNITS_MS.get((row.get("Metric Unit") or "").strip())
+    try:
+        return float(text) * scale if scale is not None else None
+    except ValueError:
+        return None
+
+
+def parse_kernel_time_ms(output: str) -> float | None:
+    """The sum of gpu__time_duration.sum over every kernel in ncu's `--csv` output (ms), or None
+    when there is none or one value is unreadable."""
+    total, found = 0.0, False
+    for row in _csv_rows(output):
+        if row.get("Metric Name") != "gpu__time_duration.sum":
+            continue
+        ms = _kernel_ms(row)
+        if ms is None:
+            return None
+        total += ms
+        found = True
+    return total if found else None
+
+
+def parse_kernel_names(output: str) -> list[str]:
+    """The "Kernel Name" of every profiled kernel in ncu's `--csv` output, in launch order (one
+    name per kernel ID), as ncu prints them (mangled: KERNEL_NAME_BASE)."""
+    names, seen = [], set()
+    for row in _csv_rows(output):
+        name, kid = row.get("Kernel Name"), row.get("ID")
+        if name and (kid, name) not in seen:
+            seen.add((kid, name))
+            names.append(name)
+    return names
+
+
+# With --nvtx, each kernel's row carries the push/pop range stack of the thread that launched
+# it: `2040  "<default domain>:gpulab:padded:none:none:..."` (Domain:Range:payload and colour
+# fields; H200 report, 2026). The runner's range for a stage is "gpulab:<stage>".
+NVTX_STACK_COLUMN = "thread Domain:Push/Pop_Range"
+_STAGE_RANGE = re.compile(r'"[^"]*?:gpulab:([^:"]+):')
+
+
+def parse_stage_kernels(output: str) -> tuple[dict[str, tuple[float | None, list[str]]], bool]:
+    """{stage: (its kernels' summed gpu__time_duration in ms, their names)} from the `--csv`
+    output of one profiled run of several stages with `--nvtx`: each kernel goes to the stage
+    whose range "gpulab:<stage>" is on its NVTX stack (kernels outside every stage's range:
+    input generation, output poisoning, checks, are left out). A stage with an unreadable value
+    gets None. The flag says whether the output had the NVTX stack column at all."""
+    found: dict[str, tuple[float | None, list[str]]] = {}
+    has_stack = False
+    seen: set[tuple[str, str]] = set()
+    for row in _csv_rows(output):
+        stack_key = next((k for k in row if k and k.startswith(NVTX_STACK_COLUMN)), None)
+        if stack_key is None:
+            continue
+        has_stack = True
+        m = _STAGE_RANGE.search(row.get(stack_key) or "")
+        if m is None:
+            continue
+        stage = m.group(1)
+        ms, names = found.get(stage, (0.0, []))
+        name, kid = row.get("Kernel Name") or "", row.get("ID") or ""
+        if name and (kid, name) not in seen:
+            seen.add((kid, name))
+            names.append(name)
+        if row.get("Metric Name") == "gpu__time_duration.sum":
+            value = _kernel_ms(row)
+            ms = None if ms is None or value is None else ms + value
+        found[stage] = (ms, names)
+    return found, has_stack

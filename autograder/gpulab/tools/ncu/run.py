@@ -1,0 +1,249 @@
+"""Running Nsight Compute on a runner's stage: the bank-conflict profile (Source Counters, its
+report read back page by page) and the kernel-time profile (gpu__time_duration.sum, the kernels'
+names), each in its own ncu run whose output is logged. A profiled run is student code: it
+starts after the caller's `wrapper` (the sandbox's jail) with the caller's `env`.
+
+The readers of the output are parse.py; the verdicts and their text report.py.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpulab import proc
+from gpulab.tools import locate
+from gpulab.tools.ncu.parse import diagnose_failure, parse_kernel_names, parse_kernel_time_ms, parse_stage_kernels
+from gpulab.tools.ncu.report import ConflictReport, KernelProfile, build_report
+
+def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: str,
+             wrapper: list[str] | None = None, cwd: Path | None = None,
+             env: dict[str, str] | None = None, cancel: threading.Event | None = None) -> proc.Result:
+    """ncu with args (after `wrapper`, the sandbox's jail), its output logged. A profiling run
+    (student code) gets the sandbox's clean `env`; reading a report back needs no wrapper."""
+    res = proc.run((wrapper or []) + [str(ncu)] + args, timeout=timeout, cwd=cwd, env=env, cancel=cancel)
+    if log is not None:
+        _log_result(log, res, wrapper, tag)
+    return res
+
+
+def _log_result(log: Path, res: proc.Result, wrapper: list[str] | None, tag: str) -> None:
+    """Appends one ncu command (without the jail's prefix), its exit and its output to `log`."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    shown = res.cmd[len(wrapper or []):]
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(f"$ {' '.join(shown)}\n# {res.describe_exit()} in {res.seconds:.1f} s ({tag})\n")
+        f.write(res.stdout)
+        f.write(res.stderr)
+        f.write("\n")
+
+
+def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, work: Path, timeout: float = 300,
+                               wrapper: list[str] | None = None, scratch: Path | None = None,
+                               env: dict[str, str] | None = None) -> dict[str, KernelProfile]:
+    """profile_kernel_time for several stages in one ncu run of one process (one start of ncu
+    and of the runner instead of one per stage: ~2.5 s each on an H100). Kernels are attributed
+    by the NVTX stack column. Only the stages this run measured are returned: a stage left
+    out (it launched no kernel, the process broke before it, ncu printed no stack column)
+    is for the caller to profile alone, where "no kernel in the range" is decided."""
+    ncu = locate.find_tool("ncu")
+    if ncu is None or not stages:
+        return {}
+    work.mkdir(parents=True, exist_ok=True)
+    target = [str(runner), "run"]
+    for s in stages:
+        target += ["--stage", s]
+    target += ["--n", size_arg, "--no-time", "--format", "json"]
+    # No NVTX include filter: every kernel is profiled (one pass each for this metric), and the
+    # stack column says whose it is; it does not depend on how several filters combine.
+    args = ["--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--csv",
+            *KERNEL_NAME_BASE, "--nvtx"] + target
+    res = _run_ncu(ncu, args, timeout, work / "ncu-time-stages.log", "kernel time, all stages", wrapper, scratch, env)
+    if res.timed_out or diagnose_failure(res.stdout + res.stderr):
+        return {}
+    found, _ = parse_stage_kernels(res.stdout)
+    return {s: KernelProfile(ms, "" if ms is not None else "ncu printed no kernel time for the stage", names)
+            for s, (ms, names) in found.items() if s in stages and names}
+
+
+# How the kernel-time profiles name kernels: mangled, the one form that says which namespace a
+# kernel is declared in (checks/library.py). The default (the bare function name) and
+# "demangled" both printed CUB's scan as `DeviceScanKernel<...>` with no namespace on the H100
+# (2026-11), and a demangled name mixes the kernel's own namespaces with its template arguments'.
+KERNEL_NAME_BASE = ("--print-kernel-base", "mangled")
+
+
+def _stage_nvtx_filter(stage: str) -> list[str]:
+    """Only the kernels inside the push/pop range "gpulab:<stage>" that the runner opens around
+    the stage's run() (common/src/runner.cpp): not input generation, not output poisoning."""
+    return ["--nvtx", "--nvtx-include", f"gpulab:{stage}/"]
+
+
+def _stage_run(runner: Path, stage: str, size_arg: str) -> list[str]:
+    """The profiled program: one untimed run of the stage."""
+    return [str(runner), "run", "--stage", stage, "--n", size_arg, "--no-time", "--format", "json"]
+
+
+def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
+                        wrapper: list[str] | None = None, scratch: Path | None = None,
+                        env: dict[str, str] | None = None) -> KernelProfile:
+    """The GPU time of the stage's kernels as Nsight Compute measures it, and their names.
+
+    This number does not come from the student's process: ncu reads it from the hardware. It is
+    kernel time only (no launch gaps) at the card's own clocks (--clock-control none), so a
+    stage's honest median is never far below it; a reported time far below it was not measured.
+    The names say whose kernels ran (the student's, or a library's: rubric `library`).
+    """
+    ncu = locate.find_tool("ncu")
+    if ncu is None:
+        return KernelProfile(None, "ncu (Nsight Compute) not found")
+    work.mkdir(parents=True, exist_ok=True)
+    args = (["--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--csv", *KERNEL_NAME_BASE]
+            + _stage_nvtx_filter(stage) + _stage_run(runner, stage, size_arg))
+    res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time", wrapper, scratch, env)
+    if res.timed_out:
+        return KernelProfile(None, f"ncu timed out after {timeout:.0f} s")
+    diag = diagnose_failure(res.stdout + res.stderr)
+    if diag:
+        return KernelProfile(None, diag[0])
+    if res.returncode == 0 and "No kernels were profiled" in res.stdout + res.stderr:
+        return KernelProfile(0.0, "no kernel ran inside the stage's NVTX range")
+    ms = parse_kernel_time_ms(res.stdout)
+    kernels = parse_kernel_names(res.stdout)
+    return KernelProfile(ms, "" if ms is not None else "ncu printed no kernel time for the stage", kernels)
+
+
+@dataclass
+class ProfiledStage:
+    """A stage's Source Counters report, written and moved to `work`, waiting to be read back
+    (read_conflicts): the GPU half of profile_conflicts is done, the CPU half is not."""
+
+    stage: str
+    report_file: Path
+    work: Path
+    log: Path
+    notes: list[str]
+    timeout: float
+    ncu: Path
+
+
+def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
+                      wrapper: list[str] | None = None, scratch: Path | None = None,
+                      runner_args: list[str] | None = None, env: dict[str, str] | None = None,
+                      import_wrapper: list[str] | None = None,
+                      import_env: dict[str, str] | None = None,
+                      import_dir: Path | None = None) -> ConflictReport:
+    """Profiles `runner run --stage S --n N --no-time` with Source Counters and reads the excess:
+    profile_stage_conflicts, then read_conflicts (apart, a grader reads one stage's report on the
+    CPU while the GPU profiles the next)."""
+    profiled = profile_stage_conflicts(runner, stage, size_arg, work, timeout, wrapper, scratch, runner_args, env)
+    if isinstance(profiled, ConflictReport):
+        return profiled
+    return read_conflicts(profiled, import_wrapper, import_env, import_dir)
+
+
+# Why a profile stopped early: its `cancel` was set (checks/conflicts.py: the stage's gate turned it away).
+PROFILE_CANCELLED = "profile cancelled: the stage's correctness decided it first"
+
+
+def profile_stage_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
+                            wrapper: list[str] | None = None, scratch: Path | None = None,
+                            runner_args: list[str] | None = None,
+                            env: dict[str, str] | None = None,
+                            cancel: threading.Event | None = None) -> ConflictReport | ProfiledStage:
+    """The GPU half: one Source Counters profile of the stage, its report moved to `work`; a
+    ConflictReport when that already decides (not measured, no kernel, `cancel` set).
+
+    Only the stage's own NVTX range "gpulab:<stage>" is profiled (the runner pushes it around the
+    stage's run()), so input generation and output poisoning kernels do not count. The profiling
+    run (student code) starts after `wrapper` (the sandbox's jail) with `env` in `scratch`, where
+    ncu writes its report (moved to `work` afterwards): `work` may lie in a hidden folder.
+    """
+    ncu = locate.find_tool("ncu")
+    if ncu is None:
+        return ConflictReport.not_run(stage, "ncu (Nsight Compute) not found", locate.MISSING_FIX["ncu"])
+    work.mkdir(parents=True, exist_ok=True)
+    rep = (scratch or work) / f"ncu-{stage}"
+    log = work / f"ncu-{stage}.log"
+    log.unlink(missing_ok=True)
+    target = _stage_run(runner, stage, size_arg) + (runner_args or [])
+    base = ["--section", "SourceCounters", "--export", str(rep), "--force-overwrite"]
+    nvtx = _stage_nvtx_filter(stage)
+    res = _run_ncu(ncu, base + nvtx + target, timeout, log, "profile", wrapper, scratch, env, cancel)
+    notes = []
+    out = res.stdout + res.stderr
+    if res.cancelled:
+        return ConflictReport.not_run(stage, PROFILE_CANCELLED)
+    if res.timed_out:
+        return ConflictReport.not_run(stage, f"ncu timed out after {timeout:.0f} s",
+                                      "raise [limits] tool_timeout or lower [conflicts] n in the rubric")
+    diag = diagnose_failure(out)
+    if diag:
+        return ConflictReport.not_run(stage, *diag)
+    if "No kernels were profiled" in out:
+        notes.append("no kernel matched the NVTX range gpulab:%s; profiled every kernel of the run instead" % stage)
+        res = _run_ncu(ncu, base + target, timeout, log, "profile without NVTX filter", wrapper, scratch, env,
+                       cancel)
+        out = res.stdout + res.stderr
+        if res.cancelled:
+            return ConflictReport.not_run(stage, PROFILE_CANCELLED)
+        if "No kernels were profiled" in out:
+            return ConflictReport(stage, True, 0, 0, notes=notes + ["the stage launched no kernel"])
+    report_file = rep.with_name(rep.name + ".ncu-rep")
+    if scratch is not None and report_file.is_file() and not report_file.is_symlink():
+        report_file = Path(shutil.move(report_file, work / report_file.name))
+    if not report_file.is_file():
+        last = (out.strip().splitlines() or ["no output"])[-1]
+        return ConflictReport.not_run(stage, f"ncu wrote no report ({res.describe_exit()}): {last[:200]}",
+                                      f"see {log}")
+    return ProfiledStage(stage, report_file, work, log, notes, timeout, ncu)
+
+
+# The pages a verdict reads, each one `ncu --import` (about 0.5-1.2 s each on the H200 machine).
+_CONFLICT_PAGES = (("raw", ["--page", "raw", "--csv"]),
+                   ("source", ["--page", "source", "--csv", "--print-source", "cuda,sass"]),
+                   ("details", ["--page", "details", "--csv"]))
+
+
+def read_conflicts(profiled: ProfiledStage, import_wrapper: list[str] | None = None,
+                   import_env: dict[str, str] | None = None, import_dir: Path | None = None) -> ConflictReport:
+    """The CPU half: the report's pages read back and the verdict built.
+
+    The report was written where student code could replace it, so it is read after
+    `import_wrapper` (the jail, as the sandbox user), not with the grader's rights: from a copy in
+    `import_dir` (a folder the sandbox user can read; `work`, the grade's logs, may lie under a
+    folder it cannot enter, as /root did on the GPU machine: every import failed there). The
+    three pages are imported at once (each import is one ncu start on the CPU); the log keeps
+    them in page order.
+    """
+    ncu, stage, work, log, timeout = profiled.ncu, profiled.stage, profiled.work, profiled.log, profiled.timeout
+    readable = profiled.report_file
+    if import_dir is not None:
+        readable = import_dir / readable.name
+        shutil.copyfile(profiled.report_file, readable)
+        readable.chmod(0o644)
+
+    def page(tag: str, args: list[str]) -> proc.Result:
+        return _run_ncu(ncu, ["--import", str(readable)] + args, timeout, None, f"{tag} page", import_wrapper,
+                        env=import_env)
+
+    with ThreadPoolExecutor(max_workers=len(_CONFLICT_PAGES)) as pool:
+        results = list(pool.map(lambda tp: page(*tp), _CONFLICT_PAGES))
+    pages = {}
+    for (tag, _), res in zip(_CONFLICT_PAGES, results):
+        _log_result(log, res, import_wrapper, f"{tag} page")
+        pages[tag] = res.stdout
+        (work / f"ncu-{stage}-{tag}.csv").write_text(res.stdout, encoding="utf-8")
+    rep = build_report(stage, pages["source"], pages["details"], profiled.notes, raw_csv=pages["raw"])
+    if rep.measured and rep.total_excessive and not rep.lines:
+        # No per-line numbers in the CUDA+SASS view: try the CUDA-only view.
+        res = _run_ncu(ncu, ["--import", str(readable), "--page", "source", "--csv", "--print-source", "cuda"],
+                       timeout, log, "source page (cuda)", import_wrapper, env=import_env)
+        (work / f"ncu-{stage}-source-cuda.csv").write_text(res.stdout, encoding="utf-8")
+        alt = build_report(stage, res.stdout, pages["details"], profiled.notes, raw_csv=pages["raw"])
+        if alt.lines:
+            rep = alt
+    return rep

@@ -1,0 +1,60 @@
+"""The calling build: the build tree `gpulab` was started from. Every tree the grader configures
+(a grading workspace slot, the handout's check, the shipped reference's build) builds like it:
+its cache's compilers, architectures, build type and package folders are passed on
+(configure_args); its own targets (the reference runner, the common library, the harnesses) are
+built in turns with any other grader (build_calling_target); a failed build is cut to its
+diagnostics (trim_compiler_output).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from gpulab import locks, proc
+
+BUILD_TIMEOUT = 900
+# Cache entries copied from the build the grader was started from (the GPU machine needs the
+# prefix of the carried headers; the architecture must match the GPU).
+INHERITED = ("CMAKE_PREFIX_PATH", "CMAKE_CUDA_ARCHITECTURES", "CMAKE_BUILD_TYPE", "CMAKE_CUDA_COMPILER",
+             "CMAKE_CXX_COMPILER", "CMAKE_MAKE_PROGRAM", "CMAKE_CUDA_HOST_COMPILER", "Catch2_DIR",
+             "nlohmann_json_DIR", "CLI11_DIR")
+
+
+def build_calling_target(build: Path, target: str | list[str], timeout: float = BUILD_TIMEOUT) -> proc.Result:
+    """Builds targets of the calling build (the reference runner, the common library, the labs'
+    harnesses). Another `gpulab grade` may be building in that tree too: two ninjas in one build
+    tree race on its outputs and logs, so they take turns (locks.py)."""
+    targets = [target] if isinstance(target, str) else target
+    with locks.held(build / "grading-build.lock"):
+        return proc.run(proc.background(["cmake", "--build", str(build), "--target", *targets]), timeout=timeout)
+
+
+def configure_args(cache: dict[str, str]) -> list[str]:
+    """-D options that make the workspace build like the calling build (minus warnings-as-errors:
+    a student's warning is not a compile error)."""
+    args = ["-G", cache.get("CMAKE_GENERATOR", "Ninja")]
+    for key in INHERITED:
+        if cache.get(key):
+            args.append(f"-D{key}={cache[key]}")
+    if "CMAKE_BUILD_TYPE" not in cache or not cache["CMAKE_BUILD_TYPE"]:
+        args.append("-DCMAKE_BUILD_TYPE=Release")
+    args += ["-DGPULAB_WARNINGS_AS_ERRORS=OFF", "-DGPULAB_DEVICE_DEBUG=OFF"]
+    return args
+
+
+def trim_compiler_output(text: str, root: Path | None = None, limit: int = 4000) -> str:
+    """The useful part of a failed build: the diagnostics (not the compiler command lines), with
+    the workspace path cut so that files read labs/<lab>/<file>, capped."""
+    if root is not None:
+        text = text.replace(str(root) + "/", "")
+    lines = [ln for ln in text.splitlines()
+             if not re.match(r"^\s*(/\S*/)?(nvcc|c\+\+|g\+\+|gcc|clang\+\+)\s", ln) and not ln.startswith("[")
+             and not ln.startswith("FAILED: ") and "ninja: build stopped" not in ln]
+    keep: list[int] = []
+    for i, ln in enumerate(lines):
+        if re.search(r"\berror\b|undefined reference|fatal", ln, re.IGNORECASE):
+            keep.extend(range(max(0, i - 1), min(len(lines), i + 4)))
+    chosen = [lines[i] for i in sorted(set(keep))] if keep else lines[-40:]
+    out = "\n".join(chosen)
+    return out if len(out) <= limit else out[:limit] + "\n[... trimmed]"
