@@ -52,7 +52,7 @@ py=${py:-python3}
 # The sandbox as the grader sees it (a missing jail is a failure here, not a note).
 "$py" - <<'EOF' 2>&1 | tee -a "$out/trust.log"
 import sys
-from gpulab.sandbox import Sandbox, profiling_restricted
+from gpulab.sandbox.jail import Sandbox, profiling_restricted
 sb = Sandbox.detect()
 print("sandbox:", sb.describe())
 print("profiling restricted to admin:", profiling_restricted(), "->",
