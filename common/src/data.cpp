@@ -1,4 +1,5 @@
 #include "gpulab/data.hpp"
+#include "gpulab/splitmix64.hpp"
 
 #include <algorithm>
 #include <array>
@@ -9,22 +10,6 @@ namespace gpulab {
 
 namespace {
 
-// splitmix64: tiny, fast and identical on every platform (std::uniform_int_distribution is not),
-// so a seed names the same input for the student, the grader and the reference.
-struct SplitMix64 {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [lo, hi] (inclusive); the modulo bias is below 2^-32 for the ranges used here.
-  std::int64_t in_range(std::int64_t lo, std::int64_t hi) {
-    const auto span = static_cast<std::uint64_t>(hi - lo) + 1;
-    return lo + static_cast<std::int64_t>(span == 0 ? next() : next() % span);
-  }
-};
 
 SplitMix64 rng_for(Distribution d, std::uint64_t seed) {
   return SplitMix64{seed * 0x2545F4914F6CDD1Dull + static_cast<std::uint64_t>(d) + 1};

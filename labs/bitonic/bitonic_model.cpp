@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "gpulab/math.hpp"
+#include "gpulab/names.hpp"
 
 namespace bitonic::model {
 
@@ -21,7 +22,7 @@ constexpr int b = kWarp;
 constexpr int kFusedKeysLog2 = 5;  // log2 kFusedKeys: a group of more strides transposes
 static_assert((1 << kFusedKeysLog2) == kFusedKeys && kFusedKeys * kFusedThreads == (1 << kFusedTileLog2));
 
-constexpr std::array<std::pair<Stage, std::string_view>, 9> kStageIds{{
+constexpr gpulab::NameTable<Stage, 9> kStageIds{{
     {Stage::cpu, "cpu"},
     {Stage::cpu_network, "cpu-network"},
     {Stage::phase0, "phase0"},
@@ -33,7 +34,7 @@ constexpr std::array<std::pair<Stage, std::string_view>, 9> kStageIds{{
     {Stage::phase5_fused, "phase5-fused"},
 }};
 
-constexpr std::array<std::pair<Input, std::string_view>, 9> kInputIds{{
+constexpr gpulab::NameTable<Input, 9> kInputIds{{
     {Input::uniform, "uniform"},
     {Input::small_range, "small-range"},
     {Input::all_equal, "all-equal"},
@@ -95,21 +96,9 @@ bool all_poison(std::span<const std::int32_t> v) {
 
 // ---- stages ---------------------------------------------------------------------------------------------------------
 
-std::vector<Stage> all_stages() {
-  std::vector<Stage> out;
-  for (const auto& [s, _] : kStageIds) out.push_back(s);
-  return out;
-}
-std::string_view to_string(Stage s) {
-  for (const auto& [stage, id] : kStageIds)
-    if (stage == s) return id;
-  return "?";
-}
-std::optional<Stage> parse_stage(std::string_view id) {
-  for (const auto& [stage, name] : kStageIds)
-    if (name == id) return stage;
-  return std::nullopt;
-}
+std::vector<Stage> all_stages() { return gpulab::values_of(kStageIds); }
+std::string_view to_string(Stage s) { return gpulab::name_of(kStageIds, s); }
+std::optional<Stage> parse_stage(std::string_view id) { return gpulab::parse_name(kStageIds, id); }
 bool runs_on_gpu(Stage s) { return s != Stage::cpu && s != Stage::cpu_network; }
 bool has_tiles(Stage s) {
   return s == Stage::phase2 || s == Stage::phase3 || s == Stage::phase4 || s == Stage::phase4_conflict_free ||
@@ -140,21 +129,9 @@ std::string_view to_string(Kernel k) {
 
 // ---- inputs and the verdict -----------------------------------------------------------------------------------------
 
-std::vector<Input> all_inputs() {
-  std::vector<Input> out;
-  for (const auto& [d, _] : kInputIds) out.push_back(d);
-  return out;
-}
-std::string_view to_string(Input d) {
-  for (const auto& [input, id] : kInputIds)
-    if (input == d) return id;
-  return "?";
-}
-std::optional<Input> parse_input(std::string_view name) {
-  for (const auto& [input, id] : kInputIds)
-    if (id == name) return input;
-  return std::nullopt;
-}
+std::vector<Input> all_inputs() { return gpulab::values_of(kInputIds); }
+std::string_view to_string(Input d) { return gpulab::name_of(kInputIds, d); }
+std::optional<Input> parse_input(std::string_view name) { return gpulab::parse_name(kInputIds, name); }
 
 Input input_for(gpulab::Distribution d, long long input_knob) {
   switch (input_knob) {

@@ -15,11 +15,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "gpulab/names.hpp"
+#include "gpulab/splitmix64.hpp"
+
 namespace radix_sort::model {
 
 namespace {
 
-constexpr std::array<std::pair<Stage, std::string_view>, 8> kStageIds{{
+constexpr gpulab::NameTable<Stage, 8> kStageIds{{
     {Stage::cpu, "cpu"},
     {Stage::cpu_lsd, "cpu-lsd"},
     {Stage::find_max, "find-max"},
@@ -30,7 +33,7 @@ constexpr std::array<std::pair<Stage, std::string_view>, 8> kStageIds{{
     {Stage::onesweep, "onesweep"},
 }};
 
-constexpr std::array<std::pair<KeyDistribution, std::string_view>, 15> kDistributionIds{{
+constexpr gpulab::NameTable<KeyDistribution, 15> kDistributionIds{{
     {KeyDistribution::uniform, "uniform"},
     {KeyDistribution::small_range, "small-range"},
     {KeyDistribution::all_equal, "all-equal"},
@@ -48,18 +51,7 @@ constexpr std::array<std::pair<KeyDistribution, std::string_view>, 15> kDistribu
     {KeyDistribution::float_specials, "float-specials"},
 }};
 
-// splitmix64: the same stream on every platform (std:: distributions are not), so a seed names one input.
-struct SplitMix64 {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  std::uint32_t word() { return static_cast<std::uint32_t>(next() >> 32); }
-  std::uint32_t below(std::uint32_t bound) { return static_cast<std::uint32_t>(next() % bound); }
-};
+using gpulab::SplitMix64;
 
 std::uint32_t float_bits(float f) { return std::bit_cast<std::uint32_t>(f); }
 
@@ -156,41 +148,17 @@ void add(RequestSummary& total, const Request& r) {
 
 // ---- stages -----------------------------------------------------------------------------------------
 
-std::vector<Stage> all_stages() {
-  std::vector<Stage> out;
-  for (const auto& [s, _] : kStageIds) out.push_back(s);
-  return out;
-}
-std::string_view to_string(Stage s) {
-  for (const auto& [stage, id] : kStageIds)
-    if (stage == s) return id;
-  return "?";
-}
-std::optional<Stage> parse_stage(std::string_view id) {
-  for (const auto& [stage, name] : kStageIds)
-    if (name == id) return stage;
-  return std::nullopt;
-}
+std::vector<Stage> all_stages() { return gpulab::values_of(kStageIds); }
+std::string_view to_string(Stage s) { return gpulab::name_of(kStageIds, s); }
+std::optional<Stage> parse_stage(std::string_view id) { return gpulab::parse_name(kStageIds, id); }
 bool on_gpu(Stage s) { return s != Stage::cpu && s != Stage::cpu_lsd; }
 bool sorts(Stage s) { return s != Stage::find_max; }
 
 // ---- inputs -----------------------------------------------------------------------------------------
 
-std::vector<KeyDistribution> all_key_distributions() {
-  std::vector<KeyDistribution> out;
-  for (const auto& [d, _] : kDistributionIds) out.push_back(d);
-  return out;
-}
-std::string_view to_string(KeyDistribution d) {
-  for (const auto& [x, id] : kDistributionIds)
-    if (x == d) return id;
-  return "?";
-}
-std::optional<KeyDistribution> parse_key_distribution(std::string_view name) {
-  for (const auto& [x, id] : kDistributionIds)
-    if (id == name) return x;
-  return std::nullopt;
-}
+std::vector<KeyDistribution> all_key_distributions() { return gpulab::values_of(kDistributionIds); }
+std::string_view to_string(KeyDistribution d) { return gpulab::name_of(kDistributionIds, d); }
+std::optional<KeyDistribution> parse_key_distribution(std::string_view name) { return gpulab::parse_name(kDistributionIds, name); }
 std::string_view to_string(KeyType t) {
   switch (t) {
     case KeyType::u32: return "u32";

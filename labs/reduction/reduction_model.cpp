@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "gpulab/math.hpp"
+#include "gpulab/names.hpp"
 
 namespace reduction::model {
 
@@ -17,7 +18,7 @@ namespace {
 constexpr int b = kWarp;
 constexpr int kLog2b = 5;
 
-constexpr std::array<std::pair<Stage, std::string_view>, 9> kStageIds{{
+constexpr gpulab::NameTable<Stage, 9> kStageIds{{
     {Stage::cpu, "cpu"},
     {Stage::global_tree, "global-tree"},
     {Stage::tree_interleaved, "tree-interleaved"},
@@ -78,23 +79,11 @@ std::vector<std::uint32_t> uint32s(gpulab::Distribution d, std::size_t count, st
 
 // ---- stages ---------------------------------------------------------------------------------------------------
 
-std::vector<Stage> all_stages() {
-  std::vector<Stage> out;
-  for (const auto& [s, _] : kStageIds) out.push_back(s);
-  return out;
-}
+std::vector<Stage> all_stages() { return gpulab::values_of(kStageIds); }
 
-std::string_view to_string(Stage s) {
-  for (const auto& [stage, id] : kStageIds)
-    if (stage == s) return id;
-  return "?";
-}
+std::string_view to_string(Stage s) { return gpulab::name_of(kStageIds, s); }
 
-std::optional<Stage> parse_stage(std::string_view id) {
-  for (const auto& [stage, name] : kStageIds)
-    if (name == id) return stage;
-  return std::nullopt;
-}
+std::optional<Stage> parse_stage(std::string_view id) { return gpulab::parse_name(kStageIds, id); }
 
 bool keeps_order(Stage s) { return s != Stage::tree && s != Stage::cascading; }
 

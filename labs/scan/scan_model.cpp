@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "gpulab/math.hpp"
+#include "gpulab/splitmix64.hpp"
 
 #include "scan.cuh"
 
@@ -14,12 +15,7 @@ namespace scan::model {
 namespace {
 
 // A stateless 64-bit mix (splitmix64's finaliser): element i's coin does not depend on n.
-std::uint64_t mix(std::uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+std::uint64_t mix(std::uint64_t z) { return gpulab::SplitMix64{z}.next(); }
 
 template <class IndexOfLane>
 Request words(std::string step, IndexOfLane index, int active = gpulab::kWarpSize, int width_bytes = 4) {

@@ -10,29 +10,23 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "gpulab/names.hpp"
+#include "gpulab/splitmix64.hpp"
+
 namespace shearsort::model {
 
 namespace {
 
 constexpr int b = kWarp;
 
-// splitmix64: the same numbers on every platform (the grader regenerates inputs from the seed).
-struct SplitMix64 {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-};
+using gpulab::SplitMix64;
 
 int log2_exact(long n) {
   if (n < 1 || (n & (n - 1)) != 0) throw std::invalid_argument("model: expected a power of two, got " + std::to_string(n));
   return std::countr_zero(static_cast<unsigned long>(n));
 }
 
-constexpr std::array<std::pair<Stage, std::string_view>, 9> kStageIds{{
+constexpr gpulab::NameTable<Stage, 9> kStageIds{{
     {Stage::cpu, "cpu"},
     {Stage::cpu_shear, "cpu-shear"},
     {Stage::tile_bitonic, "tile-bitonic"},
@@ -44,7 +38,7 @@ constexpr std::array<std::pair<Stage, std::string_view>, 9> kStageIds{{
     {Stage::merge_dway, "merge-dway"},
 }};
 
-constexpr std::array<std::pair<Input, std::string_view>, 10> kInputIds{{
+constexpr gpulab::NameTable<Input, 10> kInputIds{{
     {Input::uniform, "uniform"},
     {Input::small_range, "small-range"},
     {Input::all_equal, "all-equal"},
@@ -61,21 +55,9 @@ constexpr std::array<std::pair<Input, std::string_view>, 10> kInputIds{{
 
 // ---- stages ------------------------------------------------------------------------------------------------------
 
-std::vector<Stage> all_stages() {
-  std::vector<Stage> out;
-  for (const auto& [s, _] : kStageIds) out.push_back(s);
-  return out;
-}
-std::string_view to_string(Stage s) {
-  for (const auto& [stage, id] : kStageIds)
-    if (stage == s) return id;
-  return "?";
-}
-std::optional<Stage> parse_stage(std::string_view id) {
-  for (const auto& [stage, name] : kStageIds)
-    if (name == id) return stage;
-  return std::nullopt;
-}
+std::vector<Stage> all_stages() { return gpulab::values_of(kStageIds); }
+std::string_view to_string(Stage s) { return gpulab::name_of(kStageIds, s); }
+std::optional<Stage> parse_stage(std::string_view id) { return gpulab::parse_name(kStageIds, id); }
 std::optional<TileVariant> tile_variant(Stage s) {
   switch (s) {
     case Stage::tile_bitonic: return TileVariant::bitonic;
@@ -102,21 +84,9 @@ bool sorts_all(Stage s) { return s == Stage::cpu || s == Stage::merge_pairwise |
 
 // ---- inputs ------------------------------------------------------------------------------------------------------
 
-std::vector<Input> all_inputs() {
-  std::vector<Input> out;
-  for (const auto& [d, _] : kInputIds) out.push_back(d);
-  return out;
-}
-std::string_view to_string(Input d) {
-  for (const auto& [input, id] : kInputIds)
-    if (input == d) return id;
-  return "?";
-}
-std::optional<Input> parse_input(std::string_view name) {
-  for (const auto& [input, id] : kInputIds)
-    if (id == name) return input;
-  return std::nullopt;
-}
+std::vector<Input> all_inputs() { return gpulab::values_of(kInputIds); }
+std::string_view to_string(Input d) { return gpulab::name_of(kInputIds, d); }
+std::optional<Input> parse_input(std::string_view name) { return gpulab::parse_name(kInputIds, name); }
 
 Input input_for(gpulab::Distribution d, long long input_knob) {
   switch (input_knob) {
