@@ -41,15 +41,6 @@ cudaError_t cub_call(CubSort which, void* temp, std::size_t& bytes, const std::i
   throw std::invalid_argument("sort_cub: unknown sort");
 }
 
-// thrust's temporary allocations served from the workspace (taken in the run, from an arena the
-// harness allocated before timing).
-struct WorkspaceAllocator {
-  using value_type = char;
-  SortWorkspace* ws;
-  char* allocate(std::ptrdiff_t bytes) { return ws->take<char>(static_cast<std::size_t>(bytes), 256); }
-  void deallocate(char*, std::size_t) {}
-};
-
 }  // namespace
 
 std::size_t cub_sort_temp_bytes(CubSort which, std::size_t n) {
@@ -67,7 +58,7 @@ void sort_cub(CubSort which, const std::int32_t* d_in, std::int32_t* d_out, std:
 void sort_thrust(const std::int32_t* d_in, std::int32_t* d_out, std::size_t n, SortWorkspace& ws) {
   if (n == 0) return;
   GPULAB_CUDA_CHECK(cudaMemcpyAsync(d_out, d_in, n * sizeof(std::int32_t), cudaMemcpyDeviceToDevice));
-  WorkspaceAllocator alloc{&ws};
+  gpulab::ScratchAllocator alloc{&ws};
   thrust::sort(thrust::cuda::par_nosync(alloc), d_out, d_out + n);
 }
 

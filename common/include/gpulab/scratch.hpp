@@ -92,4 +92,14 @@ class Scratch {
   std::array<ScratchRegion, kMaxRecorded> regions_{};
 };
 
+// A Thrust allocator served from a run's scratch (thrust::cuda::par_nosync(ScratchAllocator{&ws})):
+// a library baseline takes its temporary storage from the arena the harness allocated before
+// timing, so the timed region holds no cudaMalloc. Nothing is freed: the next reset() is.
+struct ScratchAllocator {
+  using value_type = char;
+  Scratch* scratch;
+  char* allocate(std::ptrdiff_t bytes) { return scratch->take<char>(static_cast<std::size_t>(bytes), 256); }
+  void deallocate(char*, std::size_t) {}
+};
+
 }  // namespace gpulab
