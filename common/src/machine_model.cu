@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -428,6 +429,24 @@ Table machine_model_table(const MachineModel& m) {
   t.add_row({std::string("sigma/lambda"), std::string("barrier over latency"), m.sigma_over_lambda(), std::string(""),
              std::string("seed 000 footnote 4: 10-100 on a GTX 580")});
   return t;
+}
+
+std::string LaunchMachine::note() const {
+  return std::string(measured ? "measured on this GPU" : "no GPU: H100-like defaults") + ": sigma = " +
+         std::to_string(sigma_us).substr(0, 5) + " us per launch, copy roof = " + std::to_string(static_cast<long>(gbps)) +
+         " GB/s";
+}
+
+const LaunchMachine& launch_machine() {
+  static LaunchMachine m;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (!gpu_available()) return;
+    m.sigma_us = measure_barrier(500, 3).per_kernel_us;
+    m.gbps = measure_copy_bandwidth().best_gbps();
+    m.measured = true;
+  });
+  return m;
 }
 
 }  // namespace gpulab

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,31 +43,6 @@ std::vector<long long> powers_of_two(int lo, int hi) {
   return v;
 }
 
-// ---- the model's machine: sigma and the copy roof ------------------------------------------------------------------
-
-struct Machine {
-  double sigma_us = 3.0;  // one kernel boundary in a chain of launches (about 3 us on an H100 or H200)
-  double gbps = 3000.0;   // the copy roof (bytes read + written)
-  bool measured = false;
-  std::string note() const {
-    return std::string(measured ? "measured on this GPU" : "no GPU: H100-like defaults") + ": sigma = " +
-           std::to_string(sigma_us).substr(0, 5) + " us per launch, copy roof = " + std::to_string(static_cast<long>(gbps)) +
-           " GB/s";
-  }
-};
-
-const Machine& machine() {
-  static Machine m;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (!gpu_available()) return;
-    m.sigma_us = measure_barrier(500, 3).per_kernel_us;
-    m.gbps = measure_copy_bandwidth().best_gbps();
-    m.measured = true;
-  });
-  return m;
-}
-
 // The model's columns of a stage's row at size n on the context's knobs (empty for the baselines).
 std::vector<Column> model_columns() {
   return {{"model_bytes", "model bytes", 0}, {"model_gbps", "model GB/s", 0}, {"predicted_ms", "model ms"}};
@@ -78,7 +52,7 @@ std::vector<Cell> model_cells(const std::string& id, const Problem& p, const Sta
   if (!s || !bm::runs_on_gpu(*s)) return {Cell{}, Cell{}, Cell{}};
   const auto shape = bl::shape_for(p);
   const double bytes = bm::traffic(*s, p.n, shape).bytes;
-  const Machine& m = machine();
+  const LaunchMachine& m = launch_machine();
   Cell gbps;
   if (r.timing && r.timing->median_ms > 0) gbps = bytes / (r.timing->median_ms * 1e6);
   return {bytes, gbps, bm::predicted_ms(*s, p.n, shape, m.sigma_us, m.gbps)};
@@ -105,7 +79,7 @@ Table phases(const ExperimentContext& ctx) {
   t.add_note("vs phase0 = phase 0's time / the stage's time (seed 002: phase 4 'nearly 2x'; the goal >= 1.8x at 2^24); "
              "vs CUB merge = cub::DeviceMergeSort::SortKeysCopy's time / the stage's (phase5-fused's goal: >= 0.5x)");
   t.add_note("GB/s counts 8n bytes (each key read and written once); model bytes = what the launches move, 2 x 4 x 2^L x R "
-             "for pad = sentinel (10^7 keys pad to 2^24); model ms = R sigma + model bytes / copy roof, " + machine().note());
+             "for pad = sentinel (10^7 keys pad to 2^24); model ms = R sigma + model bytes / copy roof, " + launch_machine().note());
   t.add_note("launches: CUPTI's count beside the model's R (bitonic_model.hpp: R0..R5)");
   return t;
 }
@@ -167,7 +141,7 @@ Table pad_sweep(const ExperimentContext& ctx) {
   };
   Table t = sweep(ctx, s);
   t.add_note("10^7 keys pad to 2^24: sentinel moves about 1.7x the bytes of virtual in the model (the same launches); "
-             "model ms at " + machine().note());
+             "model ms at " + launch_machine().note());
   return t;
 }
 

@@ -38,15 +38,11 @@ std::optional<rm::Stage> model_stage(const std::string& id) { return rm::parse_s
 
 __global__ void empty_kernel() {}
 
-struct Machine {
-  double sigma_us = 3.0;    // one kernel boundary in a chain of launches (about 3 us on an H100/H200)
+// launch_machine()'s sigma and copy roof, and the host round trip split-global pays per bit.
+struct Machine : LaunchMachine {
   double sync_us = 15.0;    // a 4-byte device-to-host cudaMemcpy after a launch: the host round trip
-  double gbps = 3000.0;     // the copy roof (bytes read + written)
-  bool measured = false;
   std::string note() const {
-    return std::string(measured ? "measured on this GPU" : "no GPU: H100-like defaults") + ": sigma = " +
-           std::to_string(sigma_us).substr(0, 5) + " us per launch, host round trip = " + std::to_string(sync_us).substr(0, 5) +
-           " us, copy roof = " + std::to_string(static_cast<long>(gbps)) + " GB/s";
+    return LaunchMachine::note() + ", host round trip = " + std::to_string(sync_us).substr(0, 5) + " us";
   }
 };
 
@@ -54,9 +50,8 @@ const Machine& machine() {
   static Machine m;
   static std::once_flag once;
   std::call_once(once, [] {
-    if (!gpu_available()) return;
-    m.sigma_us = measure_barrier(500, 3).per_kernel_us;
-    m.gbps = measure_copy_bandwidth().best_gbps();
+    static_cast<LaunchMachine&>(m) = launch_machine();
+    if (!m.measured) return;
     std::uint32_t* word = nullptr;
     GPULAB_CUDA_CHECK(cudaMalloc(&word, sizeof(std::uint32_t)));
     std::uint32_t host = 0;
@@ -70,7 +65,6 @@ const Machine& machine() {
     const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kTrips;
     GPULAB_CUDA_CHECK(cudaFree(word));
     m.sync_us = std::max(0.0, us - m.sigma_us);
-    m.measured = true;
   });
   return m;
 }

@@ -65,6 +65,17 @@ struct BarrierResult {
 // is a global barrier (seed 000 §2.1, "Thread synchronization").
 BarrierResult measure_barrier(int kernels = 2000, int repetitions = 5);
 
+// The two numbers a launches-and-bytes model predicts with, T = R sigma + bytes / roof: sigma
+// (measure_barrier, 500 kernels) and the device-to-device copy roof, measured once per process
+// on this GPU; without a GPU, H100-like defaults (and `measured` false).
+struct LaunchMachine {
+  double sigma_us = 3.0;   // one kernel boundary in a chain of launches (about 3 us on an H100 or H200)
+  double gbps = 3000.0;    // the copy roof (bytes read + written)
+  bool measured = false;
+  std::string note() const;   // "measured on this GPU: sigma = ... us per launch, copy roof = ... GB/s"
+};
+const LaunchMachine& launch_machine();
+
 // ---- bandwidth setups (seed 000 §6.1, Fig. 3/4; Appendix A, Fig. 7/8) -------------------------
 
 enum class BandwidthSetup {
