@@ -1,9 +1,12 @@
-"""One GPU job at a time per device: an advisory file lock per GPU, shared by every gpulab process
-on the machine; and the list of the machine's GPUs for `grade --batch --gpus`.
+"""Timed GPU work alone on its device: an advisory readers-writer file lock per GPU, shared by
+every gpulab process on the machine; and the list of the machine's GPUs for `grade --batch --gpus`.
 
-Timings are only comparable when nothing else runs on the GPU, so every grading step that uses
-the GPU (cases, sanitizers, ncu, timing) holds its device's lock; builds do not need it and run
-in parallel. A process uses the first device of CUDA_VISIBLE_DEVICES (device 0 when unset, as
+Timings are only comparable when nothing else runs on the GPU, so a timed step (the performance
+phase: the student's and the reference's medians, Nsight Compute's kernel times) holds its
+device's lock exclusively. Untimed GPU work (correctness cases, sanitizers, the exact bank-conflict
+counts, the library check's kernel names) holds it shared: the steps of several submissions run
+side by side, and none of them ever overlaps a timing. A timed step that waits is never overtaken
+(locks.held_fair). Builds need no lock and run in parallel. A process uses the first device of CUDA_VISIBLE_DEVICES (device 0 when unset, as
 CUDA does), so a plain grade and a `--gpus 0` worker share device 0's lock, and workers on other
 devices never wait for each other. Under Slurm with device cgroups every job sees its GPU as 0:
 jobs on one node then share one lock, which only serialises them (never mixes two timings).
@@ -39,9 +42,10 @@ def lock_path(device: str | None = None) -> Path:
 
 
 @contextlib.contextmanager
-def gpu_lock(device: str | None = None) -> Iterator[None]:
-    """Blocks until this process holds its GPU; released on exit, even on a crash (the OS drops it)."""
-    with locks.held(lock_path(device)):
+def gpu_lock(device: str | None = None, shared: bool = False) -> Iterator[None]:
+    """Blocks until this thread holds its GPU: alone (timed work), or `shared` with other untimed
+    work; released on exit, even on a crash (the OS drops it)."""
+    with locks.held_fair(lock_path(device), shared):
         yield
 
 

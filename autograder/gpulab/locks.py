@@ -17,11 +17,13 @@ from typing import Iterator
 
 
 class FileLock:
-    """One exclusive lock on `path` (created if needed). The holder writes its pid and command
-    line into the file so that a process that has to wait can say who it is waiting for."""
+    """One lock on `path` (created if needed): exclusive, or `shared` with other shared holders.
+    An exclusive holder writes its pid and command line into the file so that a process that
+    has to wait can say who it is waiting for."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, shared: bool = False) -> None:
         self.path = path
+        self.shared = shared
         self._fd: int | None = None
 
     def acquire(self, wait: bool = True) -> bool:
@@ -29,7 +31,7 @@ class FileLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            fcntl.flock(fd, (fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
             os.close(fd)
             return False
@@ -37,6 +39,8 @@ class FileLock:
             os.close(fd)
             raise
         self._fd = fd
+        if self.shared:   # several holders: none owns the file's text
+            return True
         with contextlib.suppress(OSError):
             os.ftruncate(fd, 0)
             os.write(fd, f"{os.getpid()} {' '.join(sys.argv)[:300]}\n".encode())
@@ -60,10 +64,34 @@ class FileLock:
 
 
 @contextlib.contextmanager
-def held(path: Path) -> Iterator[None]:
-    """Blocks until this thread's open of `path` holds the lock; released on exit or on death."""
-    lock = FileLock(path)
+def held(path: Path, shared: bool = False) -> Iterator[None]:
+    """Blocks until this thread's open of `path` holds the lock (`shared`: beside other shared
+    holders); released on exit or on death."""
+    lock = FileLock(path, shared)
     lock.acquire(wait=True)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@contextlib.contextmanager
+def held_fair(path: Path, shared: bool) -> Iterator[None]:
+    """A readers-writer lock on `path` in which a waiting writer is never starved: every holder
+    first passes a turnstile (`path`.turnstile, exclusive). A shared holder passes it and lets
+    go at once; an exclusive one keeps it until it holds `path`, so holders that arrive after it
+    wait behind it instead of overtaking it while the shared holders before it finish. flock
+    alone would let a stream of overlapping shared holders keep an exclusive one out forever."""
+    turnstile = path.with_name(path.name + ".turnstile")
+    if shared:
+        with held(turnstile):
+            pass
+        with held(path, shared=True):
+            yield
+        return
+    with held(turnstile):
+        lock = FileLock(path)
+        lock.acquire(wait=True)
     try:
         yield
     finally:

@@ -239,7 +239,7 @@ class CommandLineTest(TempDir, unittest.TestCase):
         self.assertIn("#SBATCH --array=0-1", out)
         self.assertIn("#SBATCH --gres=gpu:1", out)
         self.assertIn(f"-m gpulab grade --lab scan --no-conflicts --batch {self.tmp / 'subs'} --out {self.tmp / 'out'} "
-                      "--worker --jobs 1", out)
+                      "--worker --jobs 4", out)
         self.assertIn(f"export GPULAB_BUILD_DIR={self.course.build}", out)
 
     def test_gradebook_command(self):

@@ -157,8 +157,8 @@ class GradingTest(FakeGrading, unittest.TestCase):
     def test_each_phase_is_timed_and_printed(self):
         sub = self.grade(REFERENCE)
         lab = sub.labs[0]
-        self.assertEqual(list(lab.phases), ["lint", "workspace", "build", "reference", "correctness", "sanitizers",
-                                            "conflicts", "performance", "library"])
+        self.assertEqual(list(lab.phases), ["lint", "workspace", "build", "reference", "gpu-wait", "correctness",
+                                            "sanitizers", "conflicts", "performance", "library"])
         self.assertTrue(all(v >= 0 for v in lab.phases.values()))
         self.assertLessEqual(sum(lab.phases.values()), lab.seconds + 1e-6)
         self.assertRegex(report.console(sub).splitlines()[-1], r"^scan: time: lint \d+\.\d s, workspace \d+\.\d s, build .* \(total ")

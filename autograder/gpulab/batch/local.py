@@ -34,7 +34,8 @@ def run_batch(folder: Path, out: Path, grade_one: Callable[[Path, Path], Submiss
     label = device or ("GPU" if gpu else "no GPU")
     with progress.Progress(len(todo), [label], log) as prog:
         prog.note(f"gpulab grade --batch: {len(subs)} submissions, {len(subs) - len(todo)} already graded "
-                  f"(--force regrades), {len(todo)} to grade with {jobs} parallel build(s)")
+                  f"(--force regrades), {len(todo)} to grade, {queue.in_flight(jobs, gpu)} at once (builds in parallel; "
+                  "untimed checks side by side on the GPU, each timing alone)")
         errors = queue.work(todo, out, grade_one, maxima, prog.event, label, jobs, time.time() if force else 0.0, gpu)
         path = gradebook.write(out, maxima)
         prog.note(f"gradebook: {path}")

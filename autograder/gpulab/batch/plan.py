@@ -94,9 +94,10 @@ def _measured(out: Path) -> tuple[dict[str, list[float]], list[float]]:
             continue
         labs = [l for l in doc.get("labs", []) if isinstance(l, dict) and l.get("status") == "graded"]
         for l in labs:
-            # Not GPU time: the build, and the wait for (or the first set-up of) a workspace slot.
+            # Not GPU time: the build, the wait for (or the first set-up of) a workspace slot, and
+            # the wait for the GPU lock (other rows' work, counted in their own rows).
             phases = l.get("phases")
-            waited = phases.get("workspace", 0) if isinstance(phases, dict) else 0
+            waited = sum(float(phases.get(k, 0)) for k in ("workspace", "gpu-wait")) if isinstance(phases, dict) else 0
             gpu.setdefault(str(l.get("lab")), []).append(
                 max(0.0, float(l.get("seconds", 0)) - float(l.get("build_seconds", 0)) - float(waited)))
         if labs:

@@ -71,13 +71,14 @@ def regrade_reason(sub: Path, out: Path, gpu: bool) -> str:
     return ""
 
 
-# Submissions a grader with a GPU holds at once (fewer if --jobs says so). Its GPU phases are
-# serial, so a few in flight keep the GPU busy while the next ones build (a build, 7-20 s, is
-# shorter than a row's GPU phases, 25-30 s, on the H200 machine). More only slowed the start and
-# the balance: on two H200s (2026-11-23) --jobs 12 put 6 rows in flight per GPU, 12 cold builds
-# shared the CPUs for ~50 s before any GPU work, and each worker had claimed its whole share at the
-# start, so a GPU whose rows were longer could not hand any over (1.38x over one GPU).
-IN_FLIGHT_PER_GPU = 3
+# Submissions a grader with a GPU holds at once (fewer if --jobs says so): enough that the next
+# ones build while the GPU works, and that the untimed phases of several rows (correctness,
+# sanitizers, conflicts, library: the GPU lock held shared, gpulock.py) fill the GPU beside each
+# other while each row's timing runs alone. More only slowed the start and the balance: on two
+# H200s (2026-11-23, when every GPU phase was serial) --jobs 12 put 6 rows in flight per GPU, 12
+# cold builds shared the CPUs for ~50 s before any GPU work, and each worker had claimed its whole
+# share at the start, so a GPU whose rows were longer could not hand any over (1.38x over one GPU).
+IN_FLIGHT_PER_GPU = 4
 
 
 ADMIN = ".batch"          # OUT/.batch: claims, worker logs, Slurm scripts (hidden from the gradebook)

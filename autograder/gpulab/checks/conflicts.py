@@ -3,8 +3,9 @@ points, profiled in the sandbox's jail (README, step 6).
 
 The profiles start beside the correctness phase (`Ahead`, opened by the pipeline before it): the
 excess wavefronts are instruction-level counts (Source Counters patch the stage's own code), so
-what other processes run on the GPU does not move them, and nothing is timed until the
-performance phase, which runs alone after this one. Correctness decides afterwards which
+what other processes run on the GPU does not move them. Each profile holds the GPU shared
+(gpulock.py), on the profiling thread itself: the pipeline's thread waits for these profiles
+holding no lock, so a timing that waits for the GPU never waits on a thread that waits for it. Correctness decides afterwards which
 profiles count: a stage its gate turns away (TODO, no passing case) keeps the gate's verdict,
 and its profile, if one is still running then, is cancelled.
 """
@@ -17,6 +18,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
+from gpulab import gpulock
 from gpulab.checks.lab_run import SANDBOX_FIX, LabRun
 from gpulab.rubric import StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
@@ -92,9 +94,10 @@ class Ahead:
                     if self._gate(sp):
                         continue
                     cancel = self._cancel[sp.id] = threading.Event()
-                t0 = time.monotonic()
-                self.lr.options.log(f"{self.lr.lab}/{sp.id}: bank conflicts (ncu)")
-                self._results[sp.id] = stage(self.lr, sp, self._readers, cancel)
+                with gpulock.gpu_lock(shared=True):
+                    t0 = time.monotonic()
+                    self.lr.options.log(f"{self.lr.lab}/{sp.id}: bank conflicts (ncu)")
+                    self._results[sp.id] = stage(self.lr, sp, self._readers, cancel)
                 self._seconds[sp.id] = time.monotonic() - t0
         except BaseException as e:  # noqa: BLE001 (re-raised by finish() on the pipeline's thread)
             self._error = e

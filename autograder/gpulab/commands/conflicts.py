@@ -51,7 +51,7 @@ def main(course: Course, args: argparse.Namespace, extra: list[str]) -> int:
     reports = []
     with tempfile.TemporaryDirectory(prefix="gpulab-ncu-") as tmp:
         base = work or Path(tmp)
-        with gpulock.gpu_lock():
+        with gpulock.gpu_lock(shared=True):   # exact counts: other untimed work may run beside them
             for stage in args.stage:
                 params = [a for kv in (args.param or []) for a in ("--param", kv)]
                 rep = ncu_run.profile_conflicts(runner, stage, size, base, runner_args=params)

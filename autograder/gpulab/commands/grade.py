@@ -35,8 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--lab", action="append", help="grade only this lab (repeatable; default: every lab present)")
     g.add_argument("--out", metavar="DIR", help="results and reports (default: ./gpulab-grade/<name>)")
     g.add_argument("--work", metavar="DIR", help="grading workspace (default: <build>/grading)")
-    g.add_argument("--jobs", type=int, default=1, help="--batch: submissions graded at once (builds in parallel, GPU work serial per GPU; "
-                        "with a GPU at most 3 per GPU)")
+    g.add_argument("--jobs", type=int, help="--batch: submissions in flight per GPU (default and at most 4: builds in "
+                        "parallel, untimed checks side by side, timings alone on the GPU)")
     g.add_argument("--force", action="store_true", help="--batch: regrade submissions already graded")
     g.add_argument("--stage", action="append", metavar="ID",
                    help="grade only this stage (repeatable): a partial grade, the others are left out")
@@ -63,6 +63,8 @@ def main(course: Course, args: argparse.Namespace, extra: list[str]) -> int:
     if args.batch:
         _check_labs(course, args)
         return grade_batch(course, args, lambda: _make_grader(course, args))
+    if args.jobs is None:
+        args.jobs = 1
     batch_only = [f for f in ("gpus", "slurm", "slurm_dry_run", "plan", "worker") if getattr(args, f)]
     if batch_only:
         raise GpulabError(f"gpulab grade: --{batch_only[0].replace('_', '-')} needs --batch DIR")
@@ -156,7 +158,7 @@ def _add_scale_out_options(g: argparse.ArgumentParser) -> None:
     _GRADE_PARSER[:] = [g]
     g.add_argument("--gpus", metavar="all|I,J,...",
                    help="--batch: one grading worker per GPU (CUDA_VISIBLE_DEVICES), each with its own "
-                        "lock and --jobs parallel builds")
+                        "lock and up to --jobs submissions in flight")
     g.add_argument("--slurm", action="store_true", help="--batch: submit a Slurm job array that grades into --out")
     g.add_argument("--slurm-dry-run", action="store_true", help="--slurm: print the sbatch script, submit nothing")
     g.add_argument("--partition", metavar="P", help="--slurm: the partition (default: the cluster's)")
@@ -212,6 +214,8 @@ def grade_batch(course: Course, args: argparse.Namespace, make_grader: Callable[
     if args.gpus and (args.slurm or args.slurm_dry_run):
         raise GpulabError("gpulab grade --batch: --gpus (this host's GPUs) and --slurm (a cluster) are separate "
                           "ways; give one")
+    if args.jobs is None:   # a whole class overnight with no flag to know (autograder/README.md, "Batch")
+        args.jobs = queue.IN_FLIGHT_PER_GPU
     if args.jobs < 1 or args.per_task < 1 or (args.array_limit is not None and args.array_limit < 1):
         raise GpulabError("gpulab grade --batch: --jobs, --per-task and --array-limit must be at least 1")
     folder, out = Path(args.batch), Path(args.out)

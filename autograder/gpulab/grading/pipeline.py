@@ -51,9 +51,13 @@ SELF_GRADE_NO_REFERENCE = ("self-grade: no reference runner, so the performance 
                            "the instructor's grade times your code against the reference")
 SELF_GRADE_SHIPPED = ("self-grade: performance is scored against the compiled reference shipped with the handout "
                       "(reference/), timed on this machine's GPU; the instructor's grade times it on the grading GPU")
-# The checks in the order the pipeline runs them (after the build), each a module of checks/.
-CHECKS = (("correctness", correctness), ("sanitizers", sanitizers), ("conflicts", conflicts),
-          ("performance", performance), ("library", library))
+# The checks in the order the pipeline runs them (after the build), each a module of checks/, and
+# how each holds the GPU (gpulock.py): "shared" beside other submissions' untimed work, "alone" for
+# timing, "" where the check's own threads take the lock (conflicts: the profiles started ahead).
+SHARED, ALONE = "shared", "alone"
+CHECKS = (("correctness", correctness, SHARED), ("sanitizers", sanitizers, SHARED), ("conflicts", conflicts, ""),
+          ("performance", performance, ALONE), ("library", library, SHARED))
+GPU_WAIT = "gpu-wait"   # the phase that counts the time the checks waited for the GPU lock
 
 
 class Grader:
@@ -240,19 +244,23 @@ class Grader:
                     lg.notes.append(SELF_GRADE_NO_REFERENCE)
                 elif lr.reference == shipped_reference.shipped_path(self.course.source, lab):
                     lg.notes.append(SELF_GRADE_SHIPPED)
-            # GPU work holds the GPU lock for the whole lab so that no other grading job disturbs
-            # the timings; inside it, the untimed work runs side by side: correctness and
-            # sanitizer processes in parallel, and the bank-conflict profiles (exact counts,
-            # checks/conflicts.py) beside both. The performance phase runs alone after them.
+            # Untimed GPU work holds the GPU shared: correctness and sanitizer processes run in
+            # parallel, the bank-conflict profiles (exact counts, checks/conflicts.py) beside
+            # both, and the same phases of other submissions of a batch beside them. The
+            # performance phase holds it alone, so no other grading job ever disturbs a timing.
             self.references.rows_on_gpu.set()
-            lock = gpulock.gpu_lock() if self.gpu and any(lr.on_gpu.values()) else contextlib.nullcontext()
-            with lock, contextlib.ExitStack() as beside:
+            uses_gpu = self.gpu and any(lr.on_gpu.values())
+            with contextlib.ExitStack() as beside:
                 if conflicts.Ahead.wanted(lr):
                     lr.conflicts_ahead = beside.enter_context(conflicts.Ahead(lr))
-                for name, check in CHECKS:
+                for name, check, hold in CHECKS:
                     self.options.log(f"{lab}: {name}")
-                    with phase(name):
-                        check.run(lr)
+                    with contextlib.ExitStack() as gpu:
+                        if hold and uses_gpu:
+                            with phase(GPU_WAIT):
+                                gpu.enter_context(gpulock.gpu_lock(shared=hold == SHARED))
+                        with phase(name):
+                            check.run(lr)
                     if name == "correctness" and lr.conflicts_ahead is not None:
                         lr.conflicts_ahead.decide()
             order = {sp.id: i for i, sp in enumerate(rubric.stages)}

@@ -8,6 +8,8 @@ object {stage: {"status", "fail_n": [...], "crash", "hang", "median_ms", "junk",
 "exit_early", "median_ms_runs" + "runs_file" (a median per timed process, in turn), "sleep_s"}}.
 FAKE_RUNNER_EVENTS_LOG: the end of each untimed run (--no-time: a correctness case) is appended
 ("case-end <stages> <time>").
+FAKE_RUNNER_SPANS_LOG: every `run` appends "<timed|case> <who> <start> <end>" as it exits (which
+runs overlapped: the GPU lock's test).
 """
 import json
 import os
@@ -17,6 +19,7 @@ import time
 
 
 def main() -> int:
+    started = time.time()
     # The config is a file, or the JSON itself (runners built by fake_cmake.py carry it inline, so
     # that the copy the grader takes out of the workspace does not depend on the workspace).
     cfg = json.loads(sys.argv[1]) if sys.argv[1].startswith("{") else json.load(open(sys.argv[1]))
@@ -137,6 +140,10 @@ def main() -> int:
     doc = {"lab": cfg["lab"], "implementation": cfg.get("implementation", "student"), "device": None,
            "problem": problem, "results": results}
     print(json.dumps(doc, indent=2) if fmt == "json" else "\n".join(f"{r['stage']} {r['status']}" for r in results))
+    if os.environ.get("FAKE_RUNNER_SPANS_LOG"):
+        with open(os.environ["FAKE_RUNNER_SPANS_LOG"], "a") as f:
+            f.write(f"{'case' if no_time else 'timed'} {behaviour.get('who', cfg.get('implementation', 'student'))} "
+                    f"{started} {time.time()}\n")
     if os.environ.get("FAKE_RUNNER_EVENTS_LOG") and no_time:
         with open(os.environ["FAKE_RUNNER_EVENTS_LOG"], "a") as f:
             f.write(f"case-end {','.join(stages)} {time.time()}\n")

@@ -1,0 +1,153 @@
+"""The GPU lock (gpulock.py, locks.held_fair): untimed work of several submissions side by side,
+a timing alone on its GPU and never starved; and a batch graded with it (the fake GPU tools),
+where cases of different submissions overlap and no timed run overlaps anything."""
+
+import itertools
+import threading
+import time
+import unittest
+
+from gpulab import gpulock
+from gpulab.batch import queue
+from gpulab.grading import pipeline
+from tests.helpers import FakeGrading, TempDir, env, fake_grader, submission_dir
+
+SLOW = {"naive": {"status": "pass", "median_ms": 2.0, "sleep_s": 0.3},
+        "shared": {"status": "pass", "median_ms": 1.0, "sleep_s": 0.3}}
+
+
+class LockTest(TempDir, unittest.TestCase):
+    def setUp(self):
+        super().setUp()
+        self.env = env(GPULAB_GPU_LOCK=str(self.tmp / "gpu.lock"))
+        self.env.__enter__()
+
+    def tearDown(self):
+        self.env.__exit__(None, None, None)
+        super().tearDown()
+
+    def hold(self, shared, order, name, entered=None, leave=None):
+        """A thread that takes the lock, notes `name` in `order`, and holds it until `leave`."""
+        def body():
+            with gpulock.gpu_lock(shared=shared):
+                order.append(name)
+                if entered is not None:
+                    entered.set()
+                if leave is not None:
+                    leave.wait(10)
+        t = threading.Thread(target=body, daemon=True)
+        t.start()
+        return t
+
+    def test_shared_holders_hold_it_together(self):
+        both = threading.Barrier(2, timeout=5)
+
+        def body():
+            with gpulock.gpu_lock(shared=True):
+                both.wait()   # raises BrokenBarrierError unless both hold the lock at once
+        threads = [threading.Thread(target=body) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        self.assertFalse(both.broken)
+
+    def test_a_timing_holds_it_alone(self):
+        for first_shared, second_shared in itertools.product((True, False), repeat=2):
+            if first_shared and second_shared:
+                continue
+            with self.subTest(first="shared" if first_shared else "alone",
+                              second="shared" if second_shared else "alone"):
+                order, entered, leave = [], threading.Event(), threading.Event()
+                first = self.hold(first_shared, order, "first", entered, leave)
+                self.assertTrue(entered.wait(5))
+                second = self.hold(second_shared, order, "second")
+                time.sleep(0.3)
+                self.assertEqual(order, ["first"], "the second holder got in beside an exclusive one")
+                leave.set()
+                first.join(5)
+                second.join(5)
+                self.assertEqual(order, ["first", "second"])
+
+    def test_a_waiting_timing_is_not_overtaken_by_later_untimed_work(self):
+        # Without the turnstile, untimed work arriving while a timing waits would join the shared
+        # holders ahead of it, and a busy batch could keep the timing waiting forever.
+        order, entered, leave = [], threading.Event(), threading.Event()
+        reader = self.hold(True, order, "untimed-1", entered, leave)
+        self.assertTrue(entered.wait(5))
+        writer = self.hold(False, order, "timing")
+        time.sleep(0.3)
+        late = self.hold(True, order, "untimed-2")
+        time.sleep(0.3)
+        self.assertEqual(order, ["untimed-1"])
+        leave.set()
+        for t in (reader, writer, late):
+            t.join(5)
+        self.assertEqual(order, ["untimed-1", "timing", "untimed-2"])
+
+    def test_another_process_timing_keeps_untimed_work_out(self):
+        import subprocess
+        import sys
+        hold = subprocess.Popen([sys.executable, "-c",
+                                 "import sys, time\nfrom gpulab import gpulock\n"
+                                 "with gpulock.gpu_lock():\n    print('held', flush=True)\n    time.sleep(0.6)\n"],
+                                stdout=subprocess.PIPE, text=True, env=dict(__import__("os").environ,
+                                PYTHONPATH=str(__import__("pathlib").Path(__file__).resolve().parents[1])))
+        try:
+            self.assertEqual(hold.stdout.readline().strip(), "held")
+            t0 = time.monotonic()
+            with gpulock.gpu_lock(shared=True):
+                waited = time.monotonic() - t0
+        finally:
+            hold.wait(10)
+            hold.stdout.close()
+        self.assertGreater(waited, 0.3)
+
+
+class BatchOverlapTest(FakeGrading, unittest.TestCase):
+    def spans(self, path):
+        rows = [l.split() for l in path.read_text().splitlines()]
+        return [(kind, who, float(a), float(b)) for kind, who, a, b in rows]
+
+    def test_untimed_phases_of_a_batch_overlap_and_timings_run_alone(self):
+        log = self.tmp / "spans.log"
+        subs = [submission_dir(self.tmp, dict(SLOW, who=f"s{i}"), name=f"s{i}") for i in range(3)]
+        g = fake_grader(self.course, self.tmp, verify_timing=False)
+        with env(FAKE_RUNNER_SPANS_LOG=str(log)):
+            errors = queue.work(subs, self.tmp / "out", g.grade, {"scan": 34}, lambda ev: None, "GPU", jobs=3)
+        self.assertEqual(errors, 0)
+        spans = self.spans(log)
+        self.assertTrue(any(k == "timed" for k, *_ in spans), spans)
+        for (k1, w1, a1, b1), (k2, w2, a2, b2) in itertools.combinations(spans, 2):
+            if "timed" in (k1, k2) and a1 < b2 and a2 < b1:
+                self.fail(f"a timed run overlapped another run: {k1} {w1} [{a1}, {b1}] and {k2} {w2} [{a2}, {b2}]")
+        cases = [(w, a, b) for k, w, a, b in spans if k == "case"]
+        self.assertTrue(any(w1 != w2 and a1 < b2 and a2 < b1
+                            for (w1, a1, b1), (w2, a2, b2) in itertools.combinations(cases, 2)),
+                        "no two submissions' correctness cases ran side by side")
+        for i in range(3):
+            grade = (self.tmp / "out" / f"s{i}" / "grade.json").read_text()
+            self.assertIn(f'"{pipeline.GPU_WAIT}"', grade)
+
+    def test_each_check_holds_the_gpu_as_its_table_says(self):
+        held = []
+        real = gpulock.gpu_lock
+
+        def recording(device=None, shared=False):
+            held.append((threading.current_thread().name.startswith("gpulab-conflicts"), shared))
+            return real(device, shared)
+        gpulock.gpu_lock = recording
+        try:
+            sub = self.grade(dict(SLOW, naive=dict(SLOW["naive"], sleep_s=0)), verify_timing=False)
+        finally:
+            gpulock.gpu_lock = real
+        self.assertEqual(sub.points, sub.max_points)
+        on_pipeline = [shared for conflicts_thread, shared in held if not conflicts_thread]
+        # correctness, sanitizers shared; performance alone; library shared
+        self.assertEqual(on_pipeline, [True, True, False, True])
+        self.assertIn((True, True), held, "the bank-conflict profile holds the GPU shared on its own thread")
+        self.assertEqual([name for name, _, hold in pipeline.CHECKS if hold == pipeline.ALONE], ["performance"])
+
+
+if __name__ == "__main__":
+    unittest.main()
