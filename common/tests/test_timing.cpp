@@ -1,5 +1,6 @@
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
@@ -90,6 +91,21 @@ TEST_CASE("GPU: measured copy bandwidth is plausible", "[gpu][device]") {
   CHECK(bw.best_gbps() < info->theoretical_bandwidth_gbps() * 1.05);
 }
 
+// Other work on the GPU (a parallel ctest, a grade) only ever adds time to a sample, so the
+// comparisons below take each clock's fastest sample and measure again, up to three times, before
+// they fail: on a quiet GPU the first try holds; on a busy one a clock that is really wrong still
+// fails every try (ctest also runs this test alone: RUN_SERIAL).
+namespace {
+double fastest(const gpulab::TimingStats& m) { return *std::min_element(m.samples_ms.begin(), m.samples_ms.end()); }
+
+template <class Try>
+void hold_within_three_tries(Try&& try_once) {
+  for (int attempt = 1; attempt < 3; ++attempt)
+    if (try_once(false)) return;
+  try_once(true);   // the last try reports its values through CHECK
+}
+}  // namespace
+
 TEST_CASE("GPU: the GPU timer measures device work", "[gpu][timing]") {
   gpulab::DeviceBuffer<char> d(std::size_t{256} << 20);
   const auto s = gpulab::measure_gpu([&] { d.zero(); });
@@ -99,24 +115,39 @@ TEST_CASE("GPU: the GPU timer measures device work", "[gpu][timing]") {
   SECTION("GpuClock::stream_events") {
     gpulab::MeasureOptions events;
     events.clock = gpulab::GpuClock::stream_events;
-    const auto e = gpulab::measure_gpu([&] { d.zero(); }, {}, events);
-    CHECK(e.median_ms > 0.9 * s.median_ms - 0.01);
-    CHECK(e.median_ms <= s.median_ms * 1.05);
+    hold_within_three_tries([&](bool report) {
+      const double sync = fastest(gpulab::measure_gpu([&] { d.zero(); }));
+      const double ev = fastest(gpulab::measure_gpu([&] { d.zero(); }, {}, events));
+      if (!report) return ev > 0.9 * sync - 0.01 && ev <= sync * 1.05;
+      CHECK(ev > 0.9 * sync - 0.01);
+      CHECK(ev <= sync * 1.05);
+      return true;
+    });
     SECTION("work on a stream created with default flags counts") {
       cudaStream_t other = nullptr;
       GPULAB_CUDA_CHECK(cudaStreamCreate(&other));
-      const auto t = gpulab::measure_gpu([&] { GPULAB_CUDA_CHECK(cudaMemsetAsync(d.data(), 1, d.size(), other)); },
-                                         {}, events);
+      hold_within_three_tries([&](bool report) {
+        const double sync = fastest(gpulab::measure_gpu([&] { d.zero(); }));
+        const double t = fastest(gpulab::measure_gpu(
+            [&] { GPULAB_CUDA_CHECK(cudaMemsetAsync(d.data(), 1, d.size(), other)); }, {}, events));
+        if (!report) return t > 0.5 * sync;
+        CHECK(t > 0.5 * sync);
+        return true;
+      });
       GPULAB_CUDA_CHECK(cudaStreamDestroy(other));
-      CHECK(t.median_ms > 0.5 * s.median_ms);
     }
     SECTION("work hidden on a non-blocking stream counts (up to the fence)") {
       cudaStream_t side = nullptr;
       GPULAB_CUDA_CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
-      const auto t = gpulab::measure_gpu([&] { GPULAB_CUDA_CHECK(cudaMemsetAsync(d.data(), 2, d.size(), side)); },
-                                         {}, events);
+      hold_within_three_tries([&](bool report) {
+        const double sync = fastest(gpulab::measure_gpu([&] { d.zero(); }));
+        const double t = fastest(gpulab::measure_gpu(
+            [&] { GPULAB_CUDA_CHECK(cudaMemsetAsync(d.data(), 2, d.size(), side)); }, {}, events));
+        if (!report) return t > 0.5 * sync;
+        CHECK(t > 0.5 * sync);
+        return true;
+      });
       GPULAB_CUDA_CHECK(cudaStreamDestroy(side));
-      CHECK(t.median_ms > 0.5 * s.median_ms);
     }
     SECTION("the host's wake-up latency is not timed") {
       // An empty body: the two events back to back (device_sync measures its synchronisation).
