@@ -49,6 +49,19 @@ def gpu_lock(device: str | None = None, shared: bool = False) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def profiler_lock(device: str | None = None) -> Iterator[None]:
+    """Blocks until this thread is the only Nsight Compute profile on its GPU. ncu serialises the
+    profiles of concurrent ncu processes itself through a lock file in their TMPDIR (Kernel
+    Profiling Guide, "Serialization": some GPU and driver objects of counter collection can be
+    held by one process at a time), but the jail gives every profiled run its own TMPDIR, so
+    profiles of different submissions, which now run beside each other under the shared GPU
+    lock, would no longer meet there. Taken after the GPU lock (shared or alone), never before
+    it, so the two locks cannot wait on each other; reading a report back takes neither."""
+    with locks.held(lock_path(device).with_name(lock_path(device).name + ".ncu")):
+        yield
+
+
 @dataclass(frozen=True)
 class Device:
     index: str      # what CUDA_VISIBLE_DEVICES takes

@@ -6,6 +6,7 @@ import itertools
 import threading
 import time
 import unittest
+from pathlib import Path
 
 from gpulab import gpulock
 from gpulab.batch import queue
@@ -102,6 +103,53 @@ class LockTest(TempDir, unittest.TestCase):
             hold.wait(10)
             hold.stdout.close()
         self.assertGreater(waited, 0.3)
+
+
+class ProfilerLockTest(LockTest):
+    def profiler_held(self):
+        """True when another holder has the profiler lock (a non-blocking try fails)."""
+        from gpulab import locks
+        lock = locks.FileLock(gpulock.lock_path().with_name(gpulock.lock_path().name + ".ncu"))
+        got = lock.acquire(wait=False)
+        lock.release()
+        return not got
+
+    def test_profiles_hold_the_profiler_lock_and_reading_a_report_does_not(self):
+        from gpulab import proc
+        from gpulab.tools.ncu import run as ncu_run
+        seen = []
+        real = proc.run
+
+        def spy(argv, **kw):
+            seen.append(("--import" in argv, self.profiler_held()))
+            return real(["true"], timeout=10)
+        proc.run = spy
+        try:
+            ncu_run._run_ncu(Path("/usr/bin/ncu"), ["--metrics", "gpu__time_duration.sum", "runner"], 10, None, "t")
+            ncu_run._run_ncu(Path("/usr/bin/ncu"), ["--import", "x.ncu-rep", "--page", "raw"], 10, None, "t")
+        finally:
+            proc.run = real
+        self.assertEqual(seen, [(False, True), (True, False)])
+
+    def test_two_profiles_never_run_at_once(self):
+        # Each jailed ncu has its own TMPDIR, so ncu's own lock file no longer serialises them.
+        spans, lock = [], threading.Lock()
+
+        def body():
+            with gpulock.gpu_lock(shared=True), gpulock.profiler_lock():
+                t0 = time.monotonic()
+                time.sleep(0.2)
+                with lock:
+                    spans.append((t0, time.monotonic()))
+        threads = [threading.Thread(target=body) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        spans.sort()
+        self.assertEqual(len(spans), 3)
+        for (_, end), (start, _) in zip(spans, spans[1:]):
+            self.assertLessEqual(end, start + 0.01)
 
 
 class BatchOverlapTest(FakeGrading, unittest.TestCase):

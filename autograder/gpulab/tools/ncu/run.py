@@ -8,13 +8,14 @@ The readers of the output are parse.py; the verdicts and their text report.py.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpulab import proc
+from gpulab import gpulock, proc
 from gpulab.tools import locate
 from gpulab.tools.ncu.parse import diagnose_failure, parse_kernel_names, parse_kernel_time_ms, parse_stage_kernels
 from gpulab.tools.ncu.report import ConflictReport, KernelProfile, build_report
@@ -23,8 +24,11 @@ def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: 
              wrapper: list[str] | None = None, cwd: Path | None = None,
              env: dict[str, str] | None = None, cancel: threading.Event | None = None) -> proc.Result:
     """ncu with args (after `wrapper`, the sandbox's jail), its output logged. A profiling run
-    (student code) gets the sandbox's clean `env`; reading a report back needs no wrapper."""
-    res = proc.run((wrapper or []) + [str(ncu)] + args, timeout=timeout, cwd=cwd, env=env, cancel=cancel)
+    (student code) gets the sandbox's clean `env` and holds the GPU's profiler lock (one profile
+    at a time per GPU, gpulock.profiler_lock); reading a report back needs neither."""
+    reading = "--import" in args
+    with contextlib.nullcontext() if reading else gpulock.profiler_lock():
+        res = proc.run((wrapper or []) + [str(ncu)] + args, timeout=timeout, cwd=cwd, env=env, cancel=cancel)
     if log is not None:
         _log_result(log, res, wrapper, tag)
     return res
