@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from gpulab import gpulock, proc, progress
-from gpulab.batch import gradebook, queue
+from gpulab.batch import gradebook, queue, throughput
 from gpulab.errors import EXIT_CHECKS_MISSING, EXIT_NO_GPU
 from gpulab.scoring import SubmissionGrade
+from gpulab.submission import submission_name
 
 
 def run_batch(folder: Path, out: Path, grade_one: Callable[[Path, Path], SubmissionGrade], maxima: dict[str, float],
@@ -32,6 +33,7 @@ def run_batch(folder: Path, out: Path, grade_one: Callable[[Path, Path], Submiss
     gradebook.write_batch_info(out, maxima)
     todo = queue.to_grade(subs, out, force, gpu)
     label = device or ("GPU" if gpu else "no GPU")
+    started = time.time()
     with progress.Progress(len(todo), [label], log) as prog:
         prog.note(f"gpulab grade --batch: {len(subs)} submissions, {len(subs) - len(todo)} already graded "
                   f"(--force regrades), {len(todo)} to grade, {queue.in_flight(jobs, gpu)} at once (builds in parallel; "
@@ -39,12 +41,15 @@ def run_batch(folder: Path, out: Path, grade_one: Callable[[Path, Path], Submiss
         errors = queue.work(todo, out, grade_one, maxima, prog.event, label, jobs, time.time() if force else 0.0, gpu)
         path = gradebook.write(out, maxima)
         prog.note(f"gradebook: {path}")
+    if gpu:   # what --plan predicts the next batch from
+        throughput.record_run(out, throughput.rows_since(out, [submission_name(s) for s in todo], started),
+                              time.time() - started, 1, queue.in_flight(jobs, gpu), label)
     return errors
 
 
 def run_workers(folder: Path, out: Path, devices: Sequence[Any], worker_argv: Callable[[Any], list[str]],
                 maxima: dict[str, float], force: bool = False, gpu: bool = True,
-                log: Callable[[str], None] | None = None) -> int:
+                log: Callable[[str], None] | None = None, in_flight: int = queue.IN_FLIGHT_PER_GPU) -> int:
     """--gpus: one worker process per device (CUDA_VISIBLE_DEVICES=<index>), each running
     `worker_argv(device)` (a `gpulab grade --batch ... --worker` that prints its events as JSON
     lines, given --regrade-before <now> for --force); they share the queue through the claims. A worker that dies loses only the submission
@@ -104,6 +109,9 @@ def run_workers(folder: Path, out: Path, devices: Sequence[Any], worker_argv: Ca
         errors += prog.failed
         path = gradebook.write(out, maxima)
         prog.note(f"gradebook: {path}")
+    if gpu and devices:
+        throughput.record_run(out, throughput.rows_since(out, [submission_name(s) for s in todo], started),
+                              time.time() - started, len(devices), in_flight, "; ".join(labels))
     return errors
 
 

@@ -1,10 +1,12 @@
 """`gpulab grade --batch DIR --plan`: what a batch will cost before it runs.
 
 The GPU time per submission and lab comes from the last measured grades in OUT (the median of
-`seconds - build_seconds` of the labs graded on a GPU), else from the rubric: its cases and
-checks times per-run costs (CASE_GUESS_S, ...), said to be a guess. Wall time on one GPU, on
-N GPUs of this host and on a Slurm array of width W assumes the builds (--jobs in parallel) keep
-up with the GPU, which is serial per device; an array task also pays for its private workspace.
+`seconds - build_seconds` less the waits, of the labs graded on a GPU), else from the rubric: its
+cases and checks times per-run costs (CASE_GUESS_S, ...), said to be a guess. Wall time on one
+GPU and on N GPUs of this host divides that GPU time by the overlap the last batch run in OUT
+achieved (throughput.py: untimed checks of several submissions side by side), or by 1 when none
+was measured (an upper bound, said so); the builds (in parallel) are assumed to keep up with the
+GPU. A Slurm array task grades its share alone and also pays for its private workspace.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gpulab import gpulock
-from gpulab.batch import gradebook, queue
+from gpulab.batch import gradebook, queue, throughput
 from gpulab.rubric import load_rubric
 from gpulab.submission import submission_name
 from gpulab.table import format_table
@@ -58,6 +60,8 @@ class Plan:
     width: int = DEFAULT_WIDTH
     per_task: int = 1
     jobs: int = 1
+    overlap: float = 1.0            # measured (throughput.overlap) or 1: GPU work serial
+    overlap_from: str = ""          # which run measured it ("" when none did)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -65,12 +69,13 @@ class Plan:
         return len(self.todo) * sum(self.gpu_seconds_per_sub.values())
 
     def wall_seconds(self, gpus: int) -> float:
-        """On `gpus` GPUs of one host: the GPU work spread evenly, builds overlapping it."""
+        """On `gpus` GPUs of one host: the GPU work spread evenly and overlapped as measured,
+        builds overlapping it."""
         n = len(self.todo)
         if n == 0:
             return 0.0
         per = sum(self.gpu_seconds_per_sub.values())
-        gpu = math.ceil(n / gpus) * per
+        gpu = math.ceil(n / gpus) * per / self.overlap
         builds = n * self.build_seconds / (gpus * self.jobs)
         return max(gpu, builds) + self.build_seconds
 
@@ -94,12 +99,7 @@ def _measured(out: Path) -> tuple[dict[str, list[float]], list[float]]:
             continue
         labs = [l for l in doc.get("labs", []) if isinstance(l, dict) and l.get("status") == "graded"]
         for l in labs:
-            # Not GPU time: the build, the wait for (or the first set-up of) a workspace slot, and
-            # the wait for the GPU lock (other rows' work, counted in their own rows).
-            phases = l.get("phases")
-            waited = sum(float(phases.get(k, 0)) for k in ("workspace", "gpu-wait")) if isinstance(phases, dict) else 0
-            gpu.setdefault(str(l.get("lab")), []).append(
-                max(0.0, float(l.get("seconds", 0)) - float(l.get("build_seconds", 0)) - float(waited)))
+            gpu.setdefault(str(l.get("lab")), []).append(throughput.row_gpu_seconds(l))
         if labs:
             builds.append(sum(float(l.get("build_seconds", 0)) for l in labs))
     return gpu, builds
@@ -117,8 +117,16 @@ def estimate(folder: Path, out: Path, maxima: dict[str, float], rubric_guess: di
         measured[lab] = bool(m)
         per_sub[lab] = statistics.median(m) if m else rubric_guess.get(lab, 0.0)
     build = statistics.median(builds) if builds else BUILD_GUESS_S
-    return Plan(len(subs), todo, dict(maxima), per_sub, measured, build, max(1, gpus), max(1, width),
-                max(1, per_task), queue.in_flight(jobs, gpu))
+    p = Plan(len(subs), todo, dict(maxima), per_sub, measured, build, max(1, gpus), max(1, width),
+             max(1, per_task), queue.in_flight(jobs, gpu))
+    got = throughput.overlap(out) if out.is_dir() else None
+    if got is not None:
+        factor, run = got
+        # A run that held more submissions per GPU than this one will overlaps more than it can.
+        p.overlap = min(factor, float(p.jobs))
+        p.overlap_from = (f"the last batch in OUT: {len(run['rows'])} rows in {float(run['seconds']):.0f} s on "
+                          f"{int(run.get('gpus', 1))} GPU(s), {int(run.get('in_flight', 1))} in flight per GPU")
+    return p
 
 
 def _dur(s: float) -> str:
@@ -139,8 +147,12 @@ def format_plan(p: Plan) -> str:
         walls.append([f"{p.gpus} GPUs (--gpus)", _dur(p.wall_seconds(p.gpus))])
     walls.append([f"Slurm array of {p.width} ({p.per_task} submission(s) per task)",
                   _dur(p.slurm_seconds()) + " + queue wait"])
+    how = (f"the GPU work overlaps {p.overlap:.2f}x on a GPU (untimed checks side by side), as measured by "
+           f"{p.overlap_from}" if p.overlap_from else
+           "no batch measured in OUT yet, so GPU work is taken as serial per GPU (an upper bound: untimed "
+           f"checks of up to {p.jobs} submissions run side by side)")
     lines += ["", format_table(["where", "wall time (estimate)"], walls), "",
-              "Nothing was graded. Estimates: GPU work is serial per GPU; each Slurm task also sets up its "
+              f"Nothing was graded. Estimates: {how}; each Slurm task grades alone and also sets up its "
               f"own workspace (~{WORKSPACE_GUESS_S / 60:.0f} min, less with a warm ccache)."]
     return "\n".join(lines)
 

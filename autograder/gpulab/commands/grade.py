@@ -237,7 +237,8 @@ def grade_batch(course: Course, args: argparse.Namespace, make_grader: Callable[
         errors = local.run_workers(folder, out, devices, lambda d: worker_command(
             args, ["--batch", str(folder), "--out", str(out), "--worker", "--jobs", str(args.jobs),
                    "--workers", str(len(devices)), "--work", str(work_root / f"gpu{d.index}")]),
-            maxima, force=args.force, gpu=True, log=quiet)
+            maxima, force=args.force, gpu=True, log=quiet,
+            in_flight=queue.in_flight(args.jobs, True))
         return 1 if errors else EXIT_OK
     grader = make_grader()
     if not grader.gpu and not args.quiet:

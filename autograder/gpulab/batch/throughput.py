@@ -1,0 +1,85 @@
+"""What a batch run on GPUs achieved, for `--plan` (plan.py): each run that graded rows on a GPU
+appends one line to OUT/.batch/runs.jsonl (its wall time, the GPUs, the submissions in flight per
+GPU, the rows it graded). With the untimed checks of several submissions side by side on a GPU
+(gpulock.py), a batch takes less than the sum of its rows' GPU phases; how much less depends on
+the labs, the GPU and the host, so it is measured, not assumed: overlap() is the rows' GPU seconds
+(as plan.py counts them) divided by the GPU-seconds the run took after its first builds.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from gpulab.batch import gradebook, queue
+
+RUNS = "runs.jsonl"
+
+
+def record_run(out: Path, rows: list[str], seconds: float, gpus: int, in_flight: int, device: str) -> None:
+    """Appends this run to OUT/.batch/runs.jsonl (nothing when it graded no row)."""
+    if not rows:
+        return
+    path = out / queue.ADMIN / RUNS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = {"finished": time.time(), "seconds": round(seconds, 3), "gpus": gpus, "in_flight": in_flight,
+            "device": device, "rows": sorted(rows)}
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")
+
+
+def rows_since(out: Path, names: list[str], started: float) -> list[str]:
+    """The submissions of `names` whose grade.json this run wrote (newer than `started`)."""
+    found = []
+    for name in names:
+        try:
+            if (out / name / "grade.json").stat().st_mtime >= started:
+                found.append(name)
+        except OSError:
+            pass
+    return found
+
+
+def runs(out: Path) -> list[dict[str, Any]]:
+    """The recorded runs, oldest first (unreadable lines skipped)."""
+    try:
+        text = (out / queue.ADMIN / RUNS).read_text(encoding="utf-8")
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines():
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("rows"), list) and float(doc.get("seconds", 0)) > 0:
+            found.append(doc)
+    return found
+
+
+def row_gpu_seconds(lab: dict[str, Any]) -> float:
+    """One graded lab's GPU seconds: its time less the build, the wait for a workspace slot and
+    the wait for the GPU lock (other rows' work, counted in their own rows)."""
+    phases = lab.get("phases")
+    waited = sum(float(phases.get(k, 0)) for k in ("workspace", "gpu-wait")) if isinstance(phases, dict) else 0.0
+    return max(0.0, float(lab.get("seconds", 0)) - float(lab.get("build_seconds", 0)) - waited)
+
+
+def overlap(out: Path) -> tuple[float, dict[str, Any]] | None:
+    """(the factor, the run) of the newest recorded run whose rows' grades are still in OUT: the
+    sum of their GPU seconds over (wall time - one build) x GPUs, at least 1 and at most the
+    submissions it held per GPU. None when no run was recorded."""
+    for run in reversed(runs(out)):
+        docs = [gradebook.read_grade(out / name / "grade.json") for name in run["rows"]]
+        labs = [l for d in docs if d for l in d.get("labs", []) if isinstance(l, dict) and l.get("status") == "graded"]
+        if not labs:
+            continue
+        busy = sum(row_gpu_seconds(l) for l in labs)
+        builds = [float(l.get("build_seconds", 0)) for l in labs]
+        lead = statistics.median(builds) if builds else 0.0
+        span = max(1e-6, (float(run["seconds"]) - lead) * max(1, int(run.get("gpus", 1))))
+        return min(max(1.0, busy / span), float(max(1, int(run.get("in_flight", 1))))), run
+    return None
