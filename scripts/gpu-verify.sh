@@ -11,6 +11,7 @@
 #
 # Steps: build ctest-gpu concurrent classes selfgrade measure-scan measure-transpose
 #        measure-reduction batch reduction-classes
+#        trust (the trust classes of every lab), throughput (one GPU, a class: scripts/gpu-throughput-check.sh),
 #        classes-all (every GPU known-bad class of CLASS_LABS, CLASS_JOBS at once),
 #        e2e (the gpu-slow preset's end-to-end grades alone),
 #        multi-batch (two or more GPUs: scripts/gpu-multi-batch-check.sh; GRADE_ARGS),
@@ -66,6 +67,12 @@ if [ "$mode" = steps ]; then
       selfgrade) OUT=$L/selfgrade run selfgrade 900 scripts/handout-selfgrade-gpu.sh "$root/build/gpu" ;;
       measure-*) run "$s" 900 build/gpu/gpulab measure "${s#measure-}" ${MEASURE_FLAGS---quick} --out "$L/$s" ;;   # MEASURE_FLAGS= : full size
       batch) OUT=$L/batch run batch 900 scripts/gpu-batch-check.sh gpu ;;
+      # One GPU, a class (issue 31): default vs --jobs 1, the plan, a kill and resume (LABS, WAYS).
+      throughput) OUT=$L/throughput run throughput 1500 scripts/gpu-throughput-check.sh gpu ;;
+      # The trust classes (issue 24) of every lab: a library call in a stage, one only on a
+      # multi-block grid, a write past a scratch region; CLASS_JOBS at once.
+      trust) run trust 900 $py autograder/tests/testdata_suite.py --gpu-only --jobs "${CLASS_JOBS:-4}" --only cub-in-stage \
+               --only cub-device-scan-in-stage --only cub-only-multiblock --only write-past-scratch-region --out "$L/trust" $labs ;;
       # Every GPU known-bad class of CLASS_LABS (default: every lab), CLASS_JOBS at once.
       classes-all) run classes-all 2400 $py autograder/tests/testdata_suite.py --gpu-only --jobs "${CLASS_JOBS:-3}" --out "$L/classes-all" ${CLASS_LABS:-$labs} ;;
       reduction-classes) run reduction-classes 900 $py autograder/tests/testdata_suite.py --out "$L/reduction-classes" reduction ;;
@@ -92,7 +99,7 @@ if [ "$mode" = steps ]; then
       # The whole gpu-slow preset in two halves, one per GPU of a two-GPU machine (CUDA_VISIBLE_DEVICES).
       gpu-slow-testdata) run gpu-slow-testdata 1500 ctest --preset gpu-slow --output-on-failure -R 'autograder[.]testdata' ;;
       gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
-      *) sum "unknown step $s (steps: build ctest-gpu concurrent e2e classes selfgrade measure-LAB batch classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers)" ;;
+      *) sum "unknown step $s (steps: build ctest-gpu concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers)" ;;
     esac
   done
   sum "steps done"

@@ -40,13 +40,11 @@ EXCLUDED_PATHS = {PurePosixPath("autograder/hidden"), PurePosixPath("autograder/
                   PurePosixPath("autograder/bench"), PurePosixPath("autograder/tests"),
                   PurePosixPath("autograder/handout"), PurePosixPath("autograder/answers"),
                   PurePosixPath("common/template"), PurePosixPath("README.md"),
-                  # The course's own GPU verification (a student runs setup.sh, fetch-deps.sh,
-                  # render-slides.sh, slide_figures.py, plot_csv.py; the build uses the rest).
-                  PurePosixPath("scripts/gpu-check.sh"), PurePosixPath("scripts/gpu-verify.sh"),
-                  PurePosixPath("scripts/gpu-batch-check.sh"), PurePosixPath("scripts/gpu-multi-batch-check.sh"),
                   PurePosixPath("scripts/handout-selfgrade-gpu.sh")}
-# Measurement logs quote the reference's lines; tuning records name its tuned constants.
-EXCLUDED_GLOBS = ("labs/*/results/*.log", "labs/*/results/tune-*", "labs/*/results/*/*.log")
+# Measurement logs quote the reference's lines; tuning records name its tuned constants. The
+# course's own GPU verification is scripts/gpu-*.sh (a student runs setup.sh, fetch-deps.sh,
+# render-slides.sh, slide_figures.py, plot_csv.py; the build uses the rest).
+EXCLUDED_GLOBS = ("labs/*/results/*.log", "labs/*/results/tune-*", "labs/*/results/*/*.log", "scripts/gpu-*.sh")
 DECK_IMAGES = PurePosixPath("slides/img")
 _IMAGE_REF = re.compile(r"img/([\w.-]+\.(?:png|svg|jpe?g))")
 # Files exported under another name: the student README replaces the course's.

@@ -231,6 +231,11 @@ class CommandLineTest(TempDir, unittest.TestCase):
                      "Slurm array of 8"):
             self.assertIn(want, out)
         self.assertFalse((self.tmp / "out" / "gradebook.csv").exists())
+        code, out, err = self.main("grade", "--batch", self.subs, "--out", self.out, "--plan", "--format", "json")
+        self.assertEqual(code, 0, err)
+        doc = json.loads(out)
+        self.assertEqual((doc["found"], doc["to_grade"], doc["in_flight"], doc["overlap"]), (3, 3, 4, 1.0))
+        self.assertEqual(set(doc["wall_seconds"]), {"1", "3"})
 
     def test_slurm_dry_run(self):
         code, out, err = self.main("grade", "--batch", self.subs, "--out", self.out, "--slurm-dry-run",

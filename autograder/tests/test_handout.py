@@ -86,11 +86,13 @@ class HandoutTest(TempDir, unittest.TestCase):
             "README.md": "instructor commands", "autograder/handout/README.md": "student commands",
             "autograder/tests/fixtures/ncu-source-real.csv": "quoted reference line",
             "autograder/tests/test_x.py": "test", "labs/scan/results/conflicts.log": "quoted",
-            "labs/scan/results/size-sweep.csv": "n,ms", "labs/scan/README.md": "task sheet"})
+            "labs/scan/results/size-sweep.csv": "n,ms", "labs/scan/README.md": "task sheet",
+            "scripts/gpu-throughput-check.sh": "the course's GPU check", "scripts/setup.sh": "installs"})
         dest = self.tmp / "out"
         handout.export(src, dest)
         got = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
-        self.assertEqual(got, ["README.md", "labs/scan/README.md", "labs/scan/results/size-sweep.csv"])
+        self.assertEqual(got, ["README.md", "labs/scan/README.md", "labs/scan/results/size-sweep.csv",
+                               "scripts/setup.sh"])
         self.assertEqual((dest / "README.md").read_text(), "student commands")
 
 

@@ -79,3 +79,24 @@ class ExpectationsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class MakeBatchTest(unittest.TestCase):
+    def test_every_lab_gives_its_reference_starter_and_batch_classes(self):
+        import tempfile
+        from pathlib import Path
+        from gpulab.paths import Course
+        from tests.testdata_suite import make_batch
+        course = Course(ROOT, None)
+        labs = sorted(p.stem for p in TESTDATA.glob("*.toml"))
+        with tempfile.TemporaryDirectory() as tmp:
+            made = make_batch(course, labs, Path(tmp))
+            for lab in labs:
+                batch = [s["name"] for s in load_specs(lab) if s.get("batch")]
+                self.assertTrue(batch, f"{lab}: no class marked batch = true")
+                want = {f"{lab}-reference", f"{lab}-starter"} | {f"{lab}-{n}" for n in batch}
+                self.assertLessEqual(want, set(made))
+                files = load_rubric(ROOT / "labs" / lab / "rubric.toml").student_files
+                for sub in want:
+                    for f in files:   # one lab per student folder, every student file there
+                        self.assertTrue((Path(tmp) / sub / "labs" / lab / f).is_file(), (sub, f))

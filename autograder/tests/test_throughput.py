@@ -40,6 +40,8 @@ class OverlapTest(TempDir, unittest.TestCase):
         self.assertEqual((len(p.todo), p.gpu_seconds_per_sub["scan"], p.overlap), (4, 25.0, 2.0))
         self.assertAlmostEqual(p.wall_seconds(1), 4 * 25 / 2 + 10)
         self.assertIn("overlaps 2.00x", plan.format_plan(p))
+        doc = plan.as_dict(p)
+        self.assertEqual((doc["to_grade"], doc["overlap"], doc["wall_seconds"]["1"]), (4, 2.0, 4 * 25 / 2 + 10))
         # One at a time (--jobs 1) cannot overlap what a run with four in flight did.
         serial = plan.estimate(self.subs, self.out, {"scan": 34}, {"scan": 500.0}, jobs=1, gpu=True)
         self.assertEqual(serial.overlap, 1.0)

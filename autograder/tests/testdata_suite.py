@@ -4,6 +4,7 @@ the current reference or starter, grades it with the real grader and compares wi
 spec expects. Prints a table (class, expected, got) and exits 0 when every class is as expected.
 
 Usage: testdata_suite.py [--cpu-only | --gpu-only] [--jobs N] [--build-gpu] [--only NAME]... [--out DIR] [LAB...]
+       testdata_suite.py --make-batch DIR [LAB...]   (a batch for the batch checks; grades nothing)
 Exit: 0 all as expected, 1 a mismatch, 77 nothing could run (no build / no GPU for GPU classes).
 """
 
@@ -68,6 +69,28 @@ def materialize(course: Course, lab: str, spec: dict[str, Any], dest: Path) -> P
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
     return sub
+
+
+def make_batch(course: Course, labs: list[str], dest: Path) -> list[str]:
+    """A batch as a course meets it, one folder per student holding one lab (the batch checks:
+    scripts/gpu-throughput-check.sh, gpu-multi-batch-check.sh): per lab the reference, the starter
+    and the known-bad classes marked `batch = true` (their grade does not depend on luck: no
+    races). Returns the submission names."""
+    import shutil  # noqa: PLC0415
+    for lab in labs:
+        specs = {s["name"]: s for s in load_specs(lab)}
+        names = [n for n, s in specs.items() if s.get("batch")]
+        if not names:
+            raise SpecError(f"autograder/testdata/{lab}.toml marks no class batch = true")
+        for who, base in (("reference", course.source / "solutions" / lab), ("starter", course.source / "labs" / lab)):
+            sub = dest / f"{lab}-{who}" / "labs" / lab
+            sub.mkdir(parents=True)
+            for f in load_rubric(course.rubric_path(lab)).student_files:
+                shutil.copy(base / f, sub / f)
+        with tempfile.TemporaryDirectory() as tmp:
+            for n in names:
+                shutil.copytree(materialize(course, lab, specs[n], Path(tmp)), dest / f"{lab}-{n}")
+    return sorted(p.name for p in dest.iterdir())
 
 
 def _check_of(lab_grade, key: str):
@@ -251,8 +274,18 @@ def main() -> int:
     ap.add_argument("--build-gpu", action="store_true",
                     help="without a GPU (or with --cpu-only): still build each GPU class and check that it "
                          "compiles and is not rejected (its edits still apply to the course)")
+    ap.add_argument("--make-batch", metavar="DIR",
+                    help="write the batch of LABS (reference, starter, classes marked batch = true) into DIR, grade nothing")
     args = ap.parse_args()
     course = Course.from_environment()
+    if args.make_batch:
+        try:
+            made = make_batch(course, args.labs or sorted(p.stem for p in TESTDATA.glob("*.toml")), Path(args.make_batch))
+        except SpecError as e:
+            print(f"testdata: {e}", file=sys.stderr)
+            return 1
+        print("testdata: batch of", len(made), "submissions:", " ".join(made))
+        return 0
     if course.build is None or not (course.build / "CMakeCache.txt").is_file():
         print("testdata: no configured build tree (GPULAB_BUILD_DIR): skipped")
         return 77

@@ -129,6 +129,15 @@ def estimate(folder: Path, out: Path, maxima: dict[str, float], rubric_guess: di
     return p
 
 
+def as_dict(p: Plan) -> dict[str, Any]:
+    """The plan for scripts (`--plan --format json`): seconds, not durations."""
+    return {"found": p.found, "to_grade": len(p.todo), "gpu_seconds_per_submission": p.gpu_seconds_per_sub,
+            "measured": p.measured, "build_seconds": p.build_seconds, "in_flight": p.jobs, "overlap": p.overlap,
+            "overlap_from": p.overlap_from or None, "gpu_seconds": p.gpu_seconds,
+            "wall_seconds": {"1": p.wall_seconds(1), str(p.gpus): p.wall_seconds(p.gpus)},
+            "slurm_seconds": p.slurm_seconds(), "slurm_width": p.width, "per_task": p.per_task}
+
+
 def _dur(s: float) -> str:
     s = int(round(s))
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"

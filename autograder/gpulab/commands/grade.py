@@ -223,7 +223,8 @@ def grade_batch(course: Course, args: argparse.Namespace, make_grader: Callable[
     quiet = (lambda m: None) if args.quiet else None
     if args.plan:
         from gpulab.batch import plan  # noqa: PLC0415
-        print(plan.format_plan(plan.make_plan(course, folder, out, maxima, args)))
+        made = plan.make_plan(course, folder, out, maxima, args)
+        print(json.dumps(plan.as_dict(made), indent=2) if args.format == "json" else plan.format_plan(made))
         return EXIT_OK
     if args.slurm or args.slurm_dry_run:
         from gpulab.batch import slurm  # noqa: PLC0415
