@@ -46,6 +46,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--xlabel")
     p.add_argument("--ylabel")
     p.add_argument("--y2label")
+    p.add_argument("--legend", action="append", default=[], metavar="SERIES=LABEL",
+                   help="the legend's words for a series (a group value, a column, or 'group column')")
+    p.add_argument("--legend-loc", default="best", help="where the legend goes (matplotlib's loc, e.g. 'upper right')")
     p.add_argument("--hline", action="append", default=[], metavar="VALUE[:LABEL]",
                    help="a horizontal reference line (e.g. the copy roof)")
     p.add_argument("--size", default="8x4.5", help="figure size in inches, WxH")
@@ -128,6 +131,7 @@ def main(argv: list[str]) -> int:
     fig, ax = plt.subplots(figsize=(float(w), float(h)))
     ax2 = ax.twinx() if args.y2 else None
     markers = "osD^v<>pPX*h"
+    legend = dict(spec.partition("=")[::2] for spec in args.legend)
     lines = []
     for gi, (name, members) in enumerate(groups.items()):
         for axis, ycols, style in ((ax, args.y, "-"), (ax2, args.y2, "--")):
@@ -142,7 +146,7 @@ def main(argv: list[str]) -> int:
                 (line,) = axis.plot([p[0] for p in pts], [p[1] for p in pts], "--" if dashed else style,
                                     color=f"C{len(lines) % 10}", marker=None if dashed else markers[(gi + yi) % len(markers)],
                                     markersize=4, linewidth=2 if dashed else 1.5,
-                                    zorder=3 if dashed else 2, label=label or ycol)
+                                    zorder=3 if dashed else 2, label=legend.get(label or ycol, label or ycol))
                 lines.append(line)
     for spec in args.hline:
         value, _, label = spec.partition(":")
@@ -161,7 +165,7 @@ def main(argv: list[str]) -> int:
     ax.grid(True, alpha=0.3)
     labelled = [l for l in lines if l.get_label() and not l.get_label().startswith("_")]
     if labelled:
-        ax.legend(labelled, [l.get_label() for l in labelled], ncol=2 if len(labelled) > 8 else 1)
+        ax.legend(labelled, [l.get_label() for l in labelled], ncol=2 if len(labelled) > 8 else 1, loc=args.legend_loc)
     # 200 dpi: the default 8 x 4.5 inches is 1600 x 900 px, sharp on a projected slide
     return save(fig, args.out, dpi=200)
 
