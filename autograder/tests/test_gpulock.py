@@ -11,7 +11,7 @@ from pathlib import Path
 from gpulab import gpulock
 from gpulab.batch import queue
 from gpulab.grading import pipeline
-from tests.helpers import FakeGrading, TempDir, env, fake_grader, submission_dir
+from tests.helpers import REFERENCE as GOOD, FakeGrading, TempDir, env, fake_grader, submission_dir
 
 SLOW = {"naive": {"status": "pass", "median_ms": 2.0, "sleep_s": 0.3},
         "shared": {"status": "pass", "median_ms": 1.0, "sleep_s": 0.3}}
@@ -195,6 +195,54 @@ class BatchOverlapTest(FakeGrading, unittest.TestCase):
         self.assertEqual(on_pipeline, [True, True, False, True])
         self.assertIn((True, True), held, "the bank-conflict profile holds the GPU shared on its own thread")
         self.assertEqual([name for name, _, hold in pipeline.CHECKS if hold == pipeline.ALONE], ["performance"])
+
+
+class RunAgainAloneTest(FakeGrading, unittest.TestCase):
+    """Out of device memory (or time) beside other submissions is not the student's doing until
+    the run, repeated with the GPU alone, says so (checks/lab_run.shared_gpu_suspect)."""
+
+    OOM = {"status": "error", "message": "cudaMalloc failed: out of memory (cudaErrorMemoryAllocation)"}
+
+    def phases(self, sub):
+        return list(sub.labs[0].phases)
+
+    def test_a_case_out_of_memory_beside_others_passes_when_run_alone(self):
+        sub = self.grade(dict(GOOD, naive=dict(GOOD["naive"], oom_unless_alone=True)), verify_timing=False)
+        naive = self.stage(sub, "naive")
+        self.assertEqual(naive.checks["correctness"].points, 10, naive.checks["correctness"].summary)
+        self.assertIn("correctness-alone", self.phases(sub))
+        times = (self.tmp / "out" / "logs" / "scan" / "correctness-alone-times.txt").read_text()
+        self.assertIn("3 cases run again with the GPU alone", times)
+
+    def test_the_students_own_out_of_memory_still_fails(self):
+        sub = self.grade(dict(GOOD, naive=self.OOM), verify_timing=False)
+        check = self.stage(sub, "naive").checks["correctness"]
+        self.assertEqual(check.points, 0)
+        self.assertIn("out of memory", "\n".join(check.details))
+        self.assertIn("correctness-alone", self.phases(sub))   # it was given its run alone
+
+    def test_an_ordinary_failure_is_not_run_again(self):
+        sub = self.grade(dict(GOOD, naive=dict(GOOD["naive"], fail_n=[1025])), verify_timing=False)
+        self.assertEqual(self.stage(sub, "naive").checks["correctness"].summary, "2/3 cases pass")
+        self.assertNotIn("correctness-alone", self.phases(sub))
+
+    def test_a_sanitizer_out_of_memory_beside_others_is_clean_when_run_alone(self):
+        oom = str(Path(__file__).parent / "fixtures" / "memcheck-oom-synthetic.log")
+        with env(FAKE_SANITIZER_MEMCHECK=oom, FAKE_SANITIZER_UNLESS_ALONE="1"):
+            sub = self.grade(GOOD, verify_timing=False)
+        for sid in ("naive", "shared"):
+            self.assertEqual(self.stage(sub, sid).checks["sanitizer"].points, 2, self.stage(sub, sid).checks["sanitizer"])
+        self.assertIn("sanitizers-alone", self.phases(sub))
+        with env(FAKE_SANITIZER_MEMCHECK=oom):   # out of memory even alone: the finding stands
+            sub = self.grade(GOOD, verify_timing=False)
+        self.assertEqual(self.stage(sub, "naive").checks["sanitizer"].points, 0)
+
+    def test_a_real_sanitizer_finding_is_not_run_again(self):
+        oob = str(Path(__file__).parent / "fixtures" / "memcheck-oob-synthetic.log")
+        with env(FAKE_SANITIZER_MEMCHECK=oob):
+            sub = self.grade(GOOD, verify_timing=False)
+        self.assertEqual(self.stage(sub, "naive").checks["sanitizer"].points, 0)
+        self.assertNotIn("sanitizers-alone", self.phases(sub))
 
 
 if __name__ == "__main__":

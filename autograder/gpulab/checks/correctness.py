@@ -11,31 +11,63 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from gpulab import proc, scoring
-from gpulab.checks.lab_run import LabRun
+from gpulab.checks.lab_run import LabRun, shared_gpu_suspect
 from gpulab.rubric import Case, StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, CaseResult, Check, StageGrade
 from gpulab.tools.runner_json import NO_GPU, case_outcome, parse_runner_json, problem_matches, stage_result
 from gpulab.untrusted_files import copy_private_files
 
 
+NAME = "correctness"
+
+
 def run(lr: LabRun) -> None:
-    """Runs every case and scores every graded stage's correctness."""
+    """Runs every case and scores every graded stage's correctness. A case that ran out of device
+    memory or out of time is listed in lr.suspects for rerun_alone (it may not be the student's
+    doing: other submissions' cases may have run on the GPU beside it)."""
     cases = run_cases(lr)
     for sp in lr.points:
         verdict(lr.grades[sp.id], sp, cases.get(sp.id, []))
+
+
+def rerun_alone(lr: LabRun) -> None:
+    """The suspect cases again while the caller holds the GPU alone (`lr.parallel` at a time, as
+    a grade with the GPU to itself runs them); their results replace the first ones and the
+    stages are scored again. A case that hangs costs one more case timeout this way."""
+    timeout = lr.options.case_timeout or lr.rubric.case_timeout
+    todo = lr.suspects.pop(NAME, [])
+    spent: list[dict[str, float]] = [{} for _ in todo]
+    with ThreadPoolExecutor(max_workers=lr.parallel) as pool:
+        again = list(pool.map(lambda i: run_verified_case(lr, todo[i][0], todo[i][1], timeout, spent[i]),
+                              range(len(todo))))
+    for (case, _, where), results in zip(todo, again):
+        for s, cr in results.items():
+            lr.grades[s].cases[where[s]] = cr
+    lr.write_times("correctness-alone", {f"hidden case ({k + 1})" if case.hidden else f"case {case.name}": t
+                                         for k, ((case, _, _), t) in enumerate(zip(todo, spent))},
+                   header=f"{len(todo)} cases run again with the GPU alone (out of memory or time beside other "
+                          "submissions)")
+    for sp in lr.points:
+        verdict(lr.grades[sp.id], sp, lr.grades[sp.id].cases)
+
+
+def _suspect(cr: CaseResult) -> bool:
+    return shared_gpu_suspect(cr.status not in (PASS, "todo", "not-run"), cr.status == "timeout", cr.message)
 
 
 def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
     """{stage: its cases' results}; cases run `lr.parallel` at a time (they are not timed)."""
     jobs = []
     out: dict[str, list[CaseResult | None]] = {sp.id: [] for sp in lr.points}
+    slots: list[dict[str, int]] = []   # per job, where each of its stages' results goes in out
     for case in lr.rubric.cases:
         stages = [sp.id for sp in lr.points if case.applies_to(sp.id)]
         runnable = [s for s in stages if not (lr.on_gpu[s] and not lr.gpu)]
-        for s in stages:
-            out[s].append(None if s in runnable else CaseResult(case.name, case.hidden, "not-run", NO_GPU))
         if runnable:
             jobs.append((case, runnable))
+            slots.append({s: len(out[s]) for s in runnable})
+        for s in stages:
+            out[s].append(None if s in runnable else CaseResult(case.name, case.hidden, "not-run", NO_GPU))
     timeout = lr.options.case_timeout or lr.rubric.case_timeout
     spent: list[dict[str, float]] = [{} for _ in jobs]
     # Largest cases first: the phase lasts as long as its longest case plus what waits behind it.
@@ -49,10 +81,11 @@ def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
     lr.write_times("correctness", {f"hidden case {i + 1}" if case.hidden else f"case {case.name}": t
                                    for i, ((case, _), t) in enumerate(zip(jobs, spent))},
                    header=f"{len(jobs)} cases, {lr.parallel} at a time")
-    for (case, _), results in zip(jobs, done):
+    lr.suspects[NAME] = [(case, stages, where) for (case, stages), where, results in zip(jobs, slots, done)
+                         if any(_suspect(cr) for cr in results.values())]
+    for where, results in zip(slots, done):
         for s, cr in results.items():
-            slot = next(i for i, c in enumerate(out[s]) if c is None)
-            out[s][slot] = cr
+            out[s][where[s]] = cr
     return {s: [c for c in v if c is not None] for s, v in out.items()}
 
 

@@ -4,6 +4,7 @@ passes first: no GPU, TODO, nothing works, or turned off on the command line.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -14,6 +15,18 @@ from gpulab.sandbox.jail import Sandbox
 from gpulab.scoring import FAIL, NOT_RUN, Check, StageGrade
 from gpulab.tools.ncu.report import KernelProfile
 from gpulab.tools.runner_json import NO_GPU, Expect
+
+# What another submission's untimed work on the same GPU can do to a run (gpulock.py: the
+# correctness cases and sanitizers of a batch's submissions share the GPU): take the device memory
+# it needed, or slow it past its time limit. A case or sanitizer run that ended so is run again
+# with the GPU held alone (the pipeline's "<check>-alone" phase), and that run stands.
+_SHARED_GPU_HARM = re.compile(r"out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY", re.IGNORECASE)
+
+
+def shared_gpu_suspect(failed: bool, timed_out: bool, text: str) -> bool:
+    """A failure that sharing the GPU may have caused (out of device memory, out of time)."""
+    return failed and (timed_out or bool(_SHARED_GPU_HARM.search(text or "")))
+
 
 SANDBOX_FIX = ("install bubblewrap (Debian package; scripts/fetch-deps.sh for an offline machine) and grade as "
                "root, or set NVreg_RestrictProfilingToAdminUsers=0 (autograder/README.md)")
@@ -46,6 +59,10 @@ class LabRun:
     # The bank-conflict profiles started beside the correctness phase (checks.conflicts.Ahead);
     # None: the conflicts phase profiles its stages itself.
     conflicts_ahead: Any = None
+    # What a check ran beside other submissions and must run again with the GPU alone, by check
+    # name (shared_gpu_suspect): the check's rerun_alone(lr) takes it from here.
+    suspects: dict[str, list[Any]] = field(default_factory=dict)
+    sanitizer_runs: Any = None   # the sanitizer phase's (eligible stages, [(tool, shape, {stage: report})])
 
     def write_times(self, phase: str, parts: dict[str, float | dict[str, float]], header: str = "") -> None:
         """logs/<lab>/<phase>-times.txt: where a phase's time went, longest first; a part given as

@@ -261,6 +261,10 @@ class Grader:
                                 gpu.enter_context(gpulock.gpu_lock(shared=hold == SHARED))
                         with phase(name):
                             check.run(lr)
+                    if hold == SHARED and uses_gpu and lr.suspects.get(name):
+                        # Out of device memory or time beside other submissions: again, alone.
+                        with phase(f"{name}-alone"), gpulock.gpu_lock():
+                            check.rerun_alone(lr)
                     if name == "correctness" and lr.conflicts_ahead is not None:
                         lr.conflicts_ahead.decide()
             order = {sp.id: i for i, sp in enumerate(rubric.stages)}

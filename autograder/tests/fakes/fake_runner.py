@@ -8,6 +8,7 @@ object {stage: {"status", "fail_n": [...], "crash", "hang", "median_ms", "junk",
 "exit_early", "median_ms_runs" + "runs_file" (a median per timed process, in turn), "sleep_s"}}.
 FAKE_RUNNER_EVENTS_LOG: the end of each untimed run (--no-time: a correctness case) is appended
 ("case-end <stages> <time>").
+"oom_unless_alone": the stage reports CUDA's out of memory unless a grader holds the GPU lock alone.
 FAKE_RUNNER_SPANS_LOG: every `run` appends "<timed|case> <who> <start> <end>" as it exits (which
 runs overlapped: the GPU lock's test).
 """
@@ -16,6 +17,8 @@ import os
 import signal
 import sys
 import time
+
+from gpulock_probe import gpu_held_alone
 
 
 def main() -> int:
@@ -115,6 +118,8 @@ def main() -> int:
             sys.stdout.flush()
             os.kill(os.getpid(), signal.SIGSEGV)
         status, msg = b.get("status", "pass"), b.get("message", "")
+        if b.get("oom_unless_alone") and not gpu_held_alone():
+            status, msg = "error", "cudaMalloc(&d, bytes) failed at lab.cu:40: out of memory (cudaErrorMemoryAllocation)"
         if where == "gpu" and not gpu:
             status, msg = "skipped", "not run: no GPU"
         elif status == "pass" and nn in b.get("fail_n", []):

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """A stand-in for compute-sanitizer: writes the log named by FAKE_SANITIZER_<TOOL> (a fixture) or a
 clean one to --log-file, and exits like the real tool (the --error-exitcode when it has errors).
-FAKE_SANITIZER_ONLY_N: the fixture applies only to the run whose --n is this (one rubric shape)."""
+FAKE_SANITIZER_ONLY_N: the fixture applies only to the run whose --n is this (one rubric shape).
+FAKE_SANITIZER_UNLESS_ALONE: the fixture applies only while no grader holds the GPU lock alone."""
 import os
 import re
 import sys
+
+from gpulock_probe import gpu_held_alone
 
 args = sys.argv[1:]
 tool = args[args.index("--tool") + 1]
@@ -13,6 +16,8 @@ code = int(args[args.index("--error-exitcode") + 1])
 fixture = os.environ.get(f"FAKE_SANITIZER_{tool.upper()}")
 only_n = os.environ.get("FAKE_SANITIZER_ONLY_N")
 if only_n and ("--n" not in args or args[args.index("--n") + 1] != only_n):
+    fixture = None
+if os.environ.get("FAKE_SANITIZER_UNLESS_ALONE") and gpu_held_alone():
     fixture = None
 text = open(fixture).read() if fixture else "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"
 open(log, "w").write(text)
