@@ -6,9 +6,11 @@
     profiles start beside correctness)
 
 Every run of student code is its own process (sandbox/jail.py) with a timeout, so a crash or a hang
-costs only that case. GPU work holds the machine-wide GPU lock (gpulock.py), so builds of other
-submissions may run in parallel while timings stay clean. The time each phase took is kept in
-the lab's grade (`phases`) and printed with it.
+costs only that case. The untimed checks hold the machine-wide GPU lock shared and the timings
+hold it alone (gpulock.py), so other submissions build and run their untimed checks beside this
+one while no timing is ever disturbed; a case or sanitizer run that ran out of memory or time
+beside them is run again alone. The time each phase took is kept in the lab's grade (`phases`)
+and printed with it.
 """
 
 from __future__ import annotations
