@@ -14,12 +14,13 @@ SLOW = {"naive": {"status": "pass", "median_ms": 2.0, "sleep_s": 0.25},
         "shared": {"status": "pass", "median_ms": 1.0, "sleep_s": 0.25}}
 
 
-def graded_row(out, name, seconds=40.0, build=10.0, waited=5.0):
+def graded_row(out, name, seconds=40.0, build=10.0, waited=5.0, workspace=0.0):
     (out / name).mkdir(parents=True, exist_ok=True)
     (out / name / "grade.json").write_text(json.dumps(
         {"name": name, "device": "H200", "labs": [{"lab": "scan", "status": "graded", "points": 1, "not_run": [],
-                                                   "build_seconds": build, "seconds": seconds,
-                                                   "phases": {"build": build, "gpu-wait": waited}}]}))
+                                                   "build_seconds": build, "seconds": seconds + workspace,
+                                                   "phases": {"workspace": workspace, "build": build,
+                                                              "gpu-wait": waited}}]}))
 
 
 class OverlapTest(TempDir, unittest.TestCase):
@@ -46,6 +47,13 @@ class OverlapTest(TempDir, unittest.TestCase):
         serial = plan.estimate(self.subs, self.out, {"scan": 34}, {"scan": 500.0}, jobs=1, gpu=True)
         self.assertEqual(serial.overlap, 1.0)
         self.assertAlmostEqual(serial.wall_seconds(1), 4 * 25 + 10)
+
+    def test_a_cold_workspace_set_up_before_any_gpu_work_is_not_counted(self):
+        graded_row(self.out, "a", workspace=20.0)   # the first slots, set up side by side
+        for n in "bcd":
+            graded_row(self.out, n)
+        throughput.record_run(self.out, list("abcd"), 80.0, 1, 4, "H200")   # 100 s in 80 - 20 - 10 s: 2x
+        self.assertAlmostEqual(throughput.overlap(self.out)[0], 2.0)
 
     def test_the_factor_is_bounded_by_the_submissions_in_flight(self):
         for n in "abcd":

@@ -70,8 +70,10 @@ def row_gpu_seconds(lab: dict[str, Any]) -> float:
 
 def overlap(out: Path) -> tuple[float, dict[str, Any]] | None:
     """(the factor, the run) of the newest recorded run whose rows' grades are still in OUT: the
-    sum of their GPU seconds over (wall time - one build) x GPUs, at least 1 and at most the
-    submissions it held per GPU. None when no run was recorded."""
+    sum of their GPU seconds over (wall time - its lead-in) x GPUs, at least 1 and at most the
+    submissions it held per GPU. The lead-in is what came before any GPU work: the longest
+    workspace set-up (a cold workspace's first slots, side by side) and one build. None when no
+    run was recorded."""
     for run in reversed(runs(out)):
         docs = [gradebook.read_grade(out / name / "grade.json") for name in run["rows"]]
         labs = [l for d in docs if d for l in d.get("labs", []) if isinstance(l, dict) and l.get("status") == "graded"]
@@ -79,7 +81,8 @@ def overlap(out: Path) -> tuple[float, dict[str, Any]] | None:
             continue
         busy = sum(row_gpu_seconds(l) for l in labs)
         builds = [float(l.get("build_seconds", 0)) for l in labs]
-        lead = statistics.median(builds) if builds else 0.0
+        setups = [float((l.get("phases") or {}).get("workspace", 0)) for l in labs if isinstance(l.get("phases"), dict)]
+        lead = statistics.median(builds) + max(setups, default=0.0)
         span = max(1e-6, (float(run["seconds"]) - lead) * max(1, int(run.get("gpus", 1))))
         return min(max(1.0, busy / span), float(max(1, int(run.get("in_flight", 1))))), run
     return None
