@@ -22,20 +22,20 @@ NAME = "correctness"
 
 
 def run(lr: LabRun) -> None:
-    """Runs every case and scores every graded stage's correctness. A case that ran out of device
-    memory or out of time is listed in lr.suspects for rerun_alone (it may not be the student's
-    doing: other submissions' cases may have run on the GPU beside it)."""
+    """Runs every case and scores every graded stage's correctness. The cases that ran out of
+    device memory or out of time are handed to lr.again_alone (it may not be the student's doing:
+    other submissions' cases may have run on the GPU beside them)."""
     cases = run_cases(lr)
     for sp in lr.points:
         verdict(lr.grades[sp.id], sp, cases.get(sp.id, []))
 
 
-def rerun_alone(lr: LabRun) -> None:
-    """The suspect cases again while the caller holds the GPU alone (`lr.parallel` at a time, as
-    a grade with the GPU to itself runs them); their results replace the first ones and the
-    stages are scored again. A case that hangs costs one more case timeout this way."""
+def _rerun_alone(lr: LabRun, todo: list[tuple[Case, list[str], dict[str, int]]]) -> None:
+    """The suspect cases (case, stages, {stage: index in its cases}) again while the caller holds
+    the GPU alone (`lr.parallel` at a time, as a grade with the GPU to itself runs them); their
+    results replace the first ones and the stages are scored again. A case that hangs costs one
+    more case timeout this way."""
     timeout = lr.options.case_timeout or lr.rubric.case_timeout
-    todo = lr.suspects.pop(NAME, [])
     spent: list[dict[str, float]] = [{} for _ in todo]
     with ThreadPoolExecutor(max_workers=lr.parallel) as pool:
         again = list(pool.map(lambda i: run_verified_case(lr, todo[i][0], todo[i][1], timeout, spent[i]),
@@ -81,8 +81,10 @@ def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
     lr.write_times("correctness", {f"hidden case {i + 1}" if case.hidden else f"case {case.name}": t
                                    for i, ((case, _), t) in enumerate(zip(jobs, spent))},
                    header=f"{len(jobs)} cases, {lr.parallel} at a time")
-    lr.suspects[NAME] = [(case, stages, where) for (case, stages), where, results in zip(jobs, slots, done)
-                         if any(_suspect(cr) for cr in results.values())]
+    suspects = [(case, stages, where) for (case, stages), where, results in zip(jobs, slots, done)
+                if any(_suspect(cr) for cr in results.values())]
+    if suspects:
+        lr.again_alone[NAME] = lambda: _rerun_alone(lr, suspects)
     for where, results in zip(slots, done):
         for s, cr in results.items():
             out[s][where[s]] = cr

@@ -19,7 +19,8 @@ from gpulab.tools.runner_json import NO_GPU, Expect
 # What another submission's untimed work on the same GPU can do to a run (gpulock.py: the
 # correctness cases and sanitizers of a batch's submissions share the GPU): take the device memory
 # it needed, or slow it past its time limit. A case or sanitizer run that ended so is run again
-# with the GPU held alone (the pipeline's "<check>-alone" phase), and that run stands.
+# with the GPU held alone (LabRun.again_alone, the pipeline's "<check>-alone" phase), and that run
+# stands.
 _SHARED_GPU_HARM = re.compile(r"out of memory|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY", re.IGNORECASE)
 
 
@@ -59,10 +60,9 @@ class LabRun:
     # The bank-conflict profiles started beside the correctness phase (checks.conflicts.Ahead);
     # None: the conflicts phase profiles its stages itself.
     conflicts_ahead: Any = None
-    # What a check ran beside other submissions and must run again with the GPU alone, by check
-    # name (shared_gpu_suspect): the check's rerun_alone(lr) takes it from here.
-    suspects: dict[str, list[Any]] = field(default_factory=dict)
-    sanitizer_runs: Any = None   # the sanitizer phase's (eligible stages, [(tool, shape, {stage: report})])
+    # Check name -> what that check asks to run again with the GPU held alone (its runs that
+    # failed as sharing the GPU can make them fail: shared_gpu_suspect); the pipeline calls it.
+    again_alone: dict[str, Callable[[], None]] = field(default_factory=dict)
 
     def write_times(self, phase: str, parts: dict[str, float | dict[str, float]], header: str = "") -> None:
         """logs/<lab>/<phase>-times.txt: where a phase's time went, longest first; a part given as

@@ -7,6 +7,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from gpulab.checks.lab_run import LabRun, shared_gpu_suspect
+from gpulab.rubric import StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
 from gpulab.tools import compute_sanitizer
 from gpulab.untrusted_files import copy_private_files
@@ -31,23 +32,21 @@ def run(lr: LabRun) -> None:
     with ThreadPoolExecutor(max_workers=max(1, len(plan))) as pool:
         futs = [(tool, k, pool.submit(_tool, lr, tool, stages, k)) for tool, k, stages in plan]
         found = [(tool, k, f.result()) for tool, k, f in futs]
-    # A run that ran out of device memory or time beside other submissions is run again alone
-    # (rerun_alone): until then its verdict stands as found.
-    lr.suspects[NAME] = [(i, stages) for i, ((tool, k, stages), (_, _, by_stage)) in enumerate(zip(plan, found))
-                         if any(_suspect(rep) for rep in by_stage.values())]
-    lr.sanitizer_runs = (eligible, found)
     _judge(lr, eligible, found)
+    # A run that ran out of device memory or time beside other submissions runs again alone.
+    suspects = [i for i, (_, _, by_stage) in enumerate(found) if any(_suspect(rep) for rep in by_stage.values())]
+    if suspects:
+        lr.again_alone[NAME] = lambda: _rerun_alone(lr, eligible, plan, found, suspects)
 
 
-def rerun_alone(lr: LabRun) -> None:
-    """The suspect runs again while the caller holds the GPU alone; their reports replace the
-    first ones and the stages are judged again."""
-    eligible, found = lr.sanitizer_runs
-    todo = lr.suspects.pop(NAME, [])
-    with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
-        again = list(pool.map(lambda t: _tool(lr, found[t[0]][0], t[1], found[t[0]][1]), todo))
-    for (i, _), by_stage in zip(todo, again):
-        found[i] = (found[i][0], found[i][1], by_stage)
+def _rerun_alone(lr: LabRun, eligible: list[StagePoints], plan: list[tuple[str, int, list[str]]],
+                 found: list[tuple[str, int, dict[str, compute_sanitizer.SanitizerReport]]], suspects: list[int]) -> None:
+    """The suspect runs (indices into plan) again while the caller holds the GPU alone; their
+    reports replace the first ones and the stages are judged again."""
+    with ThreadPoolExecutor(max_workers=len(suspects)) as pool:
+        again = list(pool.map(lambda i: _tool(lr, plan[i][0], plan[i][2], plan[i][1]), suspects))
+    for i, by_stage in zip(suspects, again):
+        found[i] = (plan[i][0], plan[i][1], by_stage)
     _judge(lr, eligible, found)
 
 
@@ -56,7 +55,8 @@ def _suspect(rep: compute_sanitizer.SanitizerReport) -> bool:
     return shared_gpu_suspect(rep.ran and not rep.clean, any(f.kind == "timeout" for f in rep.findings), text)
 
 
-def _judge(lr: LabRun, eligible: list, found: list) -> None:
+def _judge(lr: LabRun, eligible: list[StagePoints],
+           found: list[tuple[str, int, dict[str, compute_sanitizer.SanitizerReport]]]) -> None:
     for sp in eligible:
         reports = [by_stage[sp.id] for tool in ("memcheck", "racecheck") for t, _, by_stage in found
                    if t == tool and sp.id in by_stage]

@@ -263,10 +263,11 @@ class Grader:
                                 gpu.enter_context(gpulock.gpu_lock(shared=hold == SHARED))
                         with phase(name):
                             check.run(lr)
-                    if hold == SHARED and uses_gpu and lr.suspects.get(name):
+                    again = lr.again_alone.pop(name, None)
+                    if again is not None and hold == SHARED and uses_gpu:
                         # Out of device memory or time beside other submissions: again, alone.
                         with phase(f"{name}-alone"), gpulock.gpu_lock():
-                            check.rerun_alone(lr)
+                            again()
                     if name == "correctness" and lr.conflicts_ahead is not None:
                         lr.conflicts_ahead.decide()
             order = {sp.id: i for i, sp in enumerate(rubric.stages)}
