@@ -42,8 +42,7 @@ def run_batch(folder: Path, out: Path, grade_one: Callable[[Path, Path], Submiss
         path = gradebook.write(out, maxima)
         prog.note(f"gradebook: {path}")
     if gpu:   # what --plan predicts the next batch from
-        throughput.record_run(out, throughput.rows_since(out, [submission_name(s) for s in todo], started),
-                              time.time() - started, 1, queue.in_flight(jobs, gpu), label)
+        throughput.record_run(out, [submission_name(s) for s in todo], started, 1, queue.in_flight(jobs, gpu), label)
     return errors
 
 
@@ -110,8 +109,8 @@ def run_workers(folder: Path, out: Path, devices: Sequence[Any], worker_argv: Ca
         path = gradebook.write(out, maxima)
         prog.note(f"gradebook: {path}")
     if gpu and devices:
-        throughput.record_run(out, throughput.rows_since(out, [submission_name(s) for s in todo], started),
-                              time.time() - started, len(devices), in_flight, "; ".join(labels))
+        throughput.record_run(out, [submission_name(s) for s in todo], started, len(devices), in_flight,
+                              "; ".join(labels))
     return errors
 
 

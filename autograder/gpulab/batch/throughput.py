@@ -19,28 +19,25 @@ from gpulab.batch import gradebook, queue
 RUNS = "runs.jsonl"
 
 
-def record_run(out: Path, rows: list[str], seconds: float, gpus: int, in_flight: int, device: str) -> None:
-    """Appends this run to OUT/.batch/runs.jsonl (nothing when it graded no row)."""
+def record_run(out: Path, names: list[str], started: float, gpus: int, in_flight: int, device: str) -> None:
+    """Appends to OUT/.batch/runs.jsonl the run that began at `started` (time.time()) to grade
+    `names`: the rows it wrote (nothing when none) and its wall time until now."""
+    rows = [name for name in names if _mtime(out / name / "grade.json") >= started]
     if not rows:
         return
     path = out / queue.ADMIN / RUNS
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = {"finished": time.time(), "seconds": round(seconds, 3), "gpus": gpus, "in_flight": in_flight,
-            "device": device, "rows": sorted(rows)}
+    line = {"finished": time.time(), "seconds": round(time.time() - started, 3), "gpus": gpus,
+            "in_flight": in_flight, "device": device, "rows": sorted(rows)}
     with open(path, "a", encoding="utf-8") as f:
         f.write(json.dumps(line) + "\n")
 
 
-def rows_since(out: Path, names: list[str], started: float) -> list[str]:
-    """The submissions of `names` whose grade.json this run wrote (newer than `started`)."""
-    found = []
-    for name in names:
-        try:
-            if (out / name / "grade.json").stat().st_mtime >= started:
-                found.append(name)
-        except OSError:
-            pass
-    return found
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def runs(out: Path) -> list[dict[str, Any]]:
