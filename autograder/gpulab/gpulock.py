@@ -6,8 +6,8 @@ phase: the student's and the reference's medians, Nsight Compute's kernel times)
 device's lock exclusively. Untimed GPU work (correctness cases, sanitizers, the exact bank-conflict
 counts, the library check's kernel names) holds it shared: the steps of several submissions run
 side by side, and none of them ever overlaps a timing. A timed step that waits is never overtaken
-(locks.held_fair). Builds need no lock and run in parallel. A process uses the first device of CUDA_VISIBLE_DEVICES (device 0 when unset, as
-CUDA does), so a plain grade and a `--gpus 0` worker share device 0's lock, and workers on other
+(locks.held_fair). Builds need no lock and run in parallel. A process uses the first device of
+CUDA_VISIBLE_DEVICES (device 0 when unset, as CUDA does), so a plain grade and a `--gpus 0` worker share device 0's lock, and workers on other
 devices never wait for each other. Under Slurm with device cgroups every job sees its GPU as 0:
 jobs on one node then share one lock, which only serialises them (never mixes two timings).
 """
@@ -58,8 +58,14 @@ def profiler_lock(device: str | None = None) -> Iterator[None]:
     profiles of different submissions, which now run beside each other under the shared GPU
     lock, would no longer meet there. Taken after the GPU lock (shared or alone), never before
     it, so the two locks cannot wait on each other; reading a report back takes neither."""
-    with locks.held(lock_path(device).with_name(lock_path(device).name + ".ncu")):
+    with locks.held(profiler_lock_path(device)):
         yield
+
+
+def profiler_lock_path(device: str | None = None) -> Path:
+    """<the GPU lock>.ncu: the profiler lock of a device."""
+    path = lock_path(device)
+    return path.with_name(path.name + ".ncu")
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,7 @@ class ProfilerLockTest(LockTest):
     def profiler_held(self):
         """True when another holder has the profiler lock (a non-blocking try fails)."""
         from gpulab import locks
-        lock = locks.FileLock(gpulock.lock_path().with_name(gpulock.lock_path().name + ".ncu"))
+        lock = locks.FileLock(gpulock.profiler_lock_path())
         got = lock.acquire(wait=False)
         lock.release()
         return not got

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import tomllib
@@ -76,7 +77,6 @@ def make_batch(course: Course, labs: list[str], dest: Path) -> list[str]:
     scripts/gpu-throughput-check.sh, gpu-multi-batch-check.sh): per lab the reference, the starter
     and the known-bad classes marked `batch = true` (their grade does not depend on luck: no
     races). Returns the submission names."""
-    import shutil  # noqa: PLC0415
     for lab in labs:
         specs = {s["name"]: s for s in load_specs(lab)}
         names = [n for n, s in specs.items() if s.get("batch")]

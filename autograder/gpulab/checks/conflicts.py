@@ -5,8 +5,8 @@ The profiles start beside the correctness phase (`Ahead`, opened by the pipeline
 excess wavefronts are instruction-level counts (Source Counters patch the stage's own code), so
 what other processes run on the GPU does not move them. Each profile holds the GPU shared
 (gpulock.py), on the profiling thread itself: the pipeline's thread waits for these profiles
-holding no lock, so a timing that waits for the GPU never waits on a thread that waits for it. Correctness decides afterwards which
-profiles count: a stage its gate turns away (TODO, no passing case) keeps the gate's verdict,
+holding no lock, so a timing that waits for the GPU never waits on a thread that waits for it.
+Correctness decides afterwards which profiles count: a stage its gate turns away (TODO, no passing case) keeps the gate's verdict,
 and its profile, if one is still running then, is cancelled.
 """
 

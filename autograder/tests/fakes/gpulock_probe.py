@@ -1,21 +1,20 @@
 """For the fake tools: whether a grader holds the GPU lock alone right now (gpulock.py), so that a
 fake can fail as a run beside another submission's memory hog would, and pass when run alone."""
-import fcntl
-import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # autograder/: the grader's own lock code
+
+from gpulab import gpulock, locks  # noqa: E402
 
 
 def gpu_held_alone() -> bool:
-    """True when a shared try on the lock of device 0 fails: someone holds it exclusively."""
-    base = os.environ.get("GPULAB_GPU_LOCK")
-    path = (base or "") + ".0"
-    if not base or not os.path.exists(path):
+    """True when a shared try on device 0's GPU lock fails: a grader holds it alone."""
+    path = gpulock.lock_path("0")
+    if not path.exists():
         return False
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        fcntl.flock(fd, fcntl.LOCK_UN)
+    lock = locks.FileLock(path, shared=True)
+    if lock.acquire(wait=False):
+        lock.release()
         return False
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
+    return True
