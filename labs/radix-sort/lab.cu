@@ -1,6 +1,6 @@
 // The radix-sort lab's harness: the code of each stage of lab.toml (the facts are there), the
-// experiments in experiments.cu, the inputs, the oracle and the model in radix_sort_model.cpp, the
-// library baselines in radix_sort_cub.cu. The harness prepares seeded keys of the problem's key type
+// experiments in experiments.cu, the inputs and the oracle in radix_sort_problem.cpp, the model in
+// radix_sort_model.cpp, the library baselines in radix_sort_cub.cu. The harness prepares seeded keys of the problem's key type
 // (--param key, input, --dist), calls the implementation (yours or the reference) and judges its
 // output against the oracle (radix_sort_model.hpp: judge_sort says "not sorted at i" or "unstable:
 // equal keys out of input order at i"). Do not edit.

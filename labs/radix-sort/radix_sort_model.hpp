@@ -1,7 +1,7 @@
-// The radix-sort lab's CPU side (radix_sort_model.cpp): inputs, the oracle every stage is checked
-// against and its verdict, and the model of each stage -- launches R, host synchronisations, global
-// bytes per key, scatter sectors, shared memory, the paths a problem reaches -- with the bank model
-// of digit4's counting and ranking. Part of the harness: do not edit. Host code only (C++20).
+// The radix-sort lab's CPU side: the problem -- inputs, the oracle every stage is checked against
+// and its verdict (radix_sort_problem.cpp) -- and the model of each stage (radix_sort_model.cpp):
+// launches R, host synchronisations, global bytes per key, scatter sectors, shared memory, the
+// paths a problem reaches, with the bank model of digit4's counting and ranking. Part of the harness: do not edit. Host code only (C++20).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -55,6 +55,9 @@ std::optional<KeyType> parse_key_type(std::string_view name);
 std::vector<std::uint32_t> make_keys(KeyDistribution d, std::size_t n, std::uint64_t seed, KeyType type);
 // 0, 1, ..., n-1: the values of a pairs run (original indices).
 std::vector<std::uint32_t> index_values(std::size_t n);
+// The bits [0, end_bit) of a key; the keys as to_ordered patterns (their order is unsigned order).
+std::uint32_t key_mask(int end_bit);
+std::vector<std::uint32_t> ordered_keys(std::span<const std::uint32_t> keys, KeyType type);
 
 // ---- the oracle -------------------------------------------------------------------------------------
 
