@@ -1,6 +1,6 @@
 // The ShearSort lab's harness: the code of each stage of lab.toml (the facts are there), the
-// experiments in experiments.cu, the inputs, oracles, verdicts and the model in shearsort_model.cpp,
-// the CUB and Thrust baselines in shearsort_cub.cu. It prepares seeded keys (and with --param
+// experiments in experiments.cu, the inputs, oracles and verdicts in shearsort_problem.cpp, the model
+// in shearsort_model.cpp, the CUB and Thrust baselines in shearsort_cub.cu. It prepares seeded keys (and with --param
 // pairs=1 their input positions as values), calls the implementation (yours or the reference) and
 // judges the output: every tile sorted for the tile stages, the whole array sorted and stable for
 // cpu and the merge stages. Do not edit.

@@ -1,5 +1,5 @@
-// The ShearSort lab's CPU side (shearsort_model.cpp): the inputs, the oracles every stage is
-// checked against and their verdicts, ShearSort on the CPU with any round count, and the model of
+// The ShearSort lab's CPU side: the inputs, the oracles every stage is checked against and their
+// verdicts (shearsort_problem.cpp); ShearSort on the CPU with any round count, and the model of
 // every stage -- compare-exchanges, shared accesses and bank conflicts per tile (request by request,
 // gpulab's bank model), merge passes, bytes and launches R(n), the d-way heap's shared memory and
 // multiplicity, and the paths (kernels and branches) a problem reaches. Part of the harness: do not
