@@ -195,7 +195,12 @@ def sweep_vs_model(sweep: NcuSweep, measured: list[dict[str, Any]], model_csv: P
     """Writes <id>-vs-model.csv (series, knob, excess_wavefronts: ncu and model rows, for plot_csv
     --group series) and returns every point where ncu and the model disagree."""
     with model_csv.open(newline="", encoding="utf-8") as f:
-        model = {(r["stage"], int(r[sweep.knob])): int(r[sweep.model_column]) for r in csv.DictReader(f)}
+        # Only the swept stages' rows with a value: a model table may hold other rows too (shearsort's
+        # bank-model.csv has key-value pairs and the merge staging, with no model_excess, which
+        # stopped the H200's measure on 2026-11-28); a swept point without its row is a mismatch below.
+        model = {(r["stage"], int(r[sweep.knob])): int(r[sweep.model_column]) for r in csv.DictReader(f)
+                 if r["stage"] in sweep.stages and (r.get(sweep.knob) or "").strip()
+                 and (r.get(sweep.model_column) or "").strip()}
     rows, predicted, mismatches = [], [], []
     for r in measured:
         stage, value, n, got = r["stage"], int(r[sweep.knob]), int(r["n"]), r["excess_wavefronts"]

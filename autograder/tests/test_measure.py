@@ -71,6 +71,23 @@ class MeasureSpecTest(unittest.TestCase):
             self.assertEqual(len(bad), 1)
             self.assertIn("ncu", bad[0])
 
+    def test_ncu_sweep_model_table_with_other_rows(self):
+        """shearsort's bank-model.csv also holds rows the sweep does not measure (key-value pairs, the
+        merge staging: no model_excess); the join reads only the swept stages' rows (the H200's
+        measure stopped on int('') there, 2026-11-28). The points are the H200's: ncu = the model."""
+        spec = measure.load_spec(REPO / "labs" / "shearsort" / "measure.toml", "shearsort")
+        sweep = next(s for s in spec.ncu_sweeps if s.id == "bank-ncu")
+        model_csv = REPO / "labs" / "shearsort" / "results" / sweep.model_csv
+        excess = {"tile-bitonic": 163840, "tile-shear-naive": 9094656}
+        measured = [{"stage": st, "input": v, "n": 65536, "excess_wavefronts": excess.get(st, 0)}
+                    for st in sweep.stages for v in sweep.values]
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp, "joined.csv")
+            self.assertEqual(measure.sweep_vs_model(sweep, measured, model_csv, out), [])
+            measured.append({"stage": "tile-bitonic", "input": 9, "n": 65536, "excess_wavefronts": 0})
+            self.assertEqual(measure.sweep_vs_model(sweep, measured, model_csv, out),
+                             ["bank-model.csv has no row for tile-bitonic input=9"])
+
     def test_run_csv_from_the_committed_run(self):
         """run.json -> run.csv keeps what the stage plot reads (stage, status, gbps)."""
         doc = (REPO / "labs" / "transpose" / "results" / "run.json").read_text(encoding="utf-8")
