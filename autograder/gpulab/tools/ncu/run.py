@@ -20,6 +20,18 @@ from gpulab.tools import locate
 from gpulab.tools.ncu.parse import diagnose_failure, parse_kernel_names, parse_kernel_time_ms, parse_stage_kernels
 from gpulab.tools.ncu.report import ConflictReport, KernelProfile, build_report
 
+# What a kernel-time profile measures: each kernel's GPU time at the card's own clocks and with the
+# caches as the kernel before it left them (--cache-control none). The timed runs it stands against
+# flush L2 once before each run of a stage (common/include/gpulab/timing.hpp), and the stage's
+# kernels then find in L2 what the one before left there; ncu's default flushes before every
+# kernel, which measured more than an honest timing can: bitonic's phase0 at 2^23 keys (32 MiB,
+# inside the H200's 60 MB L2, 276 kernels) summed 5.27 ms flushed and 4.23 ms unflushed, against a
+# timed median of 4.35 ms (H200, 2026-11-28): flushed, the reference itself sat at 0.83x its kernel
+# time, a hair above TIMING_TRUST, and was scored as the slower kernel time. Data larger than L2
+# (radix-sort's 64 MiB) measured the same both ways (split-global 25.84 vs 26.03 ms).
+KERNEL_TIME = ("--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--cache-control", "none")
+
+
 def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: str,
              wrapper: list[str] | None = None, cwd: Path | None = None,
              env: dict[str, str] | None = None, cancel: threading.Event | None = None) -> proc.Result:
@@ -63,8 +75,7 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
     target += ["--n", size_arg, "--no-time", "--format", "json"]
     # No NVTX include filter: every kernel is profiled (one pass each for this metric), and the
     # stack column says whose it is; it does not depend on how several filters combine.
-    args = ["--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--csv",
-            *KERNEL_NAME_BASE, "--nvtx"] + target
+    args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, "--nvtx"] + target
     res = _run_ncu(ncu, args, timeout, work / "ncu-time-stages.log", "kernel time, all stages", wrapper, scratch, env)
     if res.timed_out or diagnose_failure(res.stdout + res.stderr):
         return {}
@@ -97,7 +108,7 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     """The GPU time of the stage's kernels as Nsight Compute measures it, and their names.
 
     This number does not come from the student's process: ncu reads it from the hardware. It is
-    kernel time only (no launch gaps) at the card's own clocks (--clock-control none), so a
+    kernel time only (no launch gaps) at the card's own clocks, caches warm (KERNEL_TIME), so a
     stage's honest median is never far below it; a reported time far below it was not measured.
     The names say whose kernels ran (the student's, or a library's: rubric `library`).
     """
@@ -105,7 +116,7 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     if ncu is None:
         return KernelProfile(None, "ncu (Nsight Compute) not found")
     work.mkdir(parents=True, exist_ok=True)
-    args = (["--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--csv", *KERNEL_NAME_BASE]
+    args = ([*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE]
             + _stage_nvtx_filter(stage) + _stage_run(runner, stage, size_arg))
     res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time", wrapper, scratch, env)
     if res.timed_out:
