@@ -6,7 +6,11 @@
 # $OUT/<name of that folder>.tgz. Logs stay in $GPULAB_VERIFY_DIR (default /var/tmp/gpulab-verify).
 #
 #   scripts/gpu-verify.sh start [SECONDS] [STEP...]    (default: the steps of the first two lines below)
-#   scripts/gpu-verify.sh collect [SECONDS]
+#   scripts/gpu-verify.sh fanout [SECONDS] "GPU:VAR=value;VAR=value" ...
+#        (a machine of several GPUs: the build once, then one detached chain of steps per argument on
+#        that GPU, in $GPULAB_VERIFY_DIR/chain-<i>-gpu<GPU>, its STEPS and other variables given,
+#        e.g. "0:STEPS=ctest-gpu grade-times" "1:CLASS_LABS=bitonic;CLASS_JOBS=4;STEPS=classes-all")
+#   scripts/gpu-verify.sh collect [SECONDS]            (waits for every chain)
 #   GPULAB_VERIFY_SYNC_GIT=1: first commit the working tree locally (a copy sent beside an older .git)
 #
 # Steps: build ctest-gpu concurrent classes selfgrade measure-scan measure-transpose
@@ -19,7 +23,8 @@
 #        the build's .ninja_log; GRADE_LABS),
 #        single-pass (scan's single-pass and three-round beside CUB at 2^24 and 2^28),
 #        timers (run --timer sync and events, three processes each, at each lab's grading size),
-#        gpu-slow-testdata + gpu-slow-rest (the gpu-slow preset in two halves, one per GPU).
+#        gpu-slow-testdata + gpu-slow-rest (the gpu-slow preset in two halves, one per GPU),
+#        ncu-overhead (autograder/bench/ncu_overhead.py: the timing cross-check's ncu cost, way by way).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -27,12 +32,16 @@ L=${GPULAB_VERIFY_DIR:-/var/tmp/gpulab-verify}
 mode=${1:-start}; shift || true
 wait_s=${1:-540}; shift || true
 
+summaries() { ls "$L"/summary.txt "$L"/chain-*/summary.txt 2>/dev/null; }
+all_done() { local f n=0; for f in $(summaries); do grep -q "steps done" "$f" || return 1; n=1; done; [ $n = 1 ]; }
 collect() {
-  local t0=$SECONDS
-  while [ $((SECONDS - t0)) -lt "$wait_s" ] && ! grep -q "steps done" "$L/summary.txt" 2>/dev/null; do sleep 5; done
-  cat "$L/gpu.txt" "$L/summary.txt" 2>/dev/null
-  [ -n "${OUT:-}" ] && tar czf "$OUT/$(basename "$L").tgz" --exclude='*.ncu-rep' --exclude='handout' -C "$(dirname "$L")" "$(basename "$L")" 2>/dev/null
-  for f in "$L"/*.log; do echo "=== $(basename "$f")"; tail -n 12 "$f"; done 2>/dev/null | tail -c 9000
+  local t0=$SECONDS f
+  while [ $((SECONDS - t0)) -lt "$wait_s" ] && ! all_done; do sleep 5; done
+  cat "$L/gpu.txt" 2>/dev/null
+  for f in $(summaries); do echo "== ${f#"$L"/}"; cat "$f"; done
+  [ -n "${OUT:-}" ] && tar czf "$OUT/$(basename "$L").tgz" --exclude='*.ncu-rep' --exclude='handout' \
+    --exclude='work-*' --exclude='slot-*' -C "$(dirname "$L")" "$(basename "$L")" 2>/dev/null
+  for f in "$L"/*.log "$L"/chain-*/*.log; do [ -f "$f" ] && { echo "=== ${f#"$L"/}"; tail -n 12 "$f"; }; done | tail -c 9000
 }
 
 if [ "$mode" = collect ]; then collect; exit 0; fi
@@ -98,12 +107,28 @@ if [ "$mode" = steps ]; then
       gpu-slow) run gpu-slow 900 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]concurrent' ;;
       # The whole gpu-slow preset in two halves, one per GPU of a two-GPU machine (CUDA_VISIBLE_DEVICES).
       gpu-slow-testdata) run gpu-slow-testdata 1500 ctest --preset gpu-slow --output-on-failure -R 'autograder[.]testdata' ;;
+      ncu-overhead) run ncu-overhead 900 $py autograder/bench/ncu_overhead.py --out "$L/ncu-overhead" ;;
       gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
       *) sum "unknown step $s (steps: build ctest-gpu concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers)" ;;
     esac
   done
   sum "steps done"
   exit 0
+fi
+if [ "$mode" = fanout ]; then
+  rm -rf "$L"; mkdir -p "$L"
+  # The build once, in the foreground (its own summary.txt, so collect waits for it too), then the
+  # chains, each a detached `steps` run on its GPU: they outlive this command like `start`'s.
+  mkdir -p "$L/chain-build"
+  GPULAB_VERIFY_DIR=$L/chain-build STEPS=build "$0" steps > "$L/build.out" 2>&1 < /dev/null
+  grep -q "end build rc=0" "$L/chain-build/summary.txt" || { collect; exit 1; }
+  i=0
+  for spec in "$@"; do
+    gpu=${spec%%:*}; c=$L/chain-$i-gpu$gpu; i=$((i + 1)); mkdir -p "$c"
+    IFS=';' read -r -a vars <<< "${spec#*:}"
+    env "${vars[@]}" CUDA_VISIBLE_DEVICES="$gpu" GPULAB_VERIFY_DIR="$c" setsid nohup "$0" steps > "$c/steps.out" 2>&1 < /dev/null &
+  done
+  sleep 2; collect; exit 0
 fi
 # start
 rm -rf "$L"; mkdir -p "$L"
