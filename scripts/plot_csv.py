@@ -55,6 +55,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--bars", action="store_true",
                    help="horizontal bars of the first --y per row (file order), labelled by --x (text); "
                         "--hline draws vertical roofs, the first one also gives each bar's percent")
+    p.add_argument("--no-percent", action="store_true",
+                   help="--bars: no percent of the first --hline beside each bar (a goal line, not a roof)")
     p.add_argument("--muted", action="append", default=[], metavar="LABEL",
                    help="--bars: draw this bar grey (a roof or baseline, not a result)")
     p.add_argument("--highlight", action="append", default=[], metavar="TEXT",
@@ -70,6 +72,12 @@ def number(text: str) -> float | None:
     except (TypeError, ValueError):
         return None
     return v if math.isfinite(v) else None
+
+
+def shown(value: float) -> str:
+    """A bar's or a line's value as printed beside it: whole numbers from 100 up (GB/s), three
+    significant digits below (a 2.01x speed-up printed as "2" said the wrong thing)."""
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
 def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -189,11 +197,11 @@ def draw_bars(args: argparse.Namespace, rows: list[dict[str, str]], plt) -> int:
     for value, label in roofs:
         ax.axvline(value, color="black", linestyle="--", linewidth=1)
         # The roof's label above the plot, on its line (it used to sit on the x axis, under the ticks).
-        ax.text(value, 1.01, f"{label} {value:.0f}", transform=ax.get_xaxis_transform(), va="bottom", ha="center",
+        ax.text(value, 1.01, f"{label} {shown(value)}", transform=ax.get_xaxis_transform(), va="bottom", ha="center",
                 fontsize=12)
-    roof = roofs[0][0] if roofs else None
+    roof = roofs[0][0] if roofs and not args.no_percent else None
     for i, v in enumerate(values[::-1]):
-        ax.text(v, i, f" {v:.0f}" + (f" ({100 * v / roof:.0f}%)" if roof else ""), va="center",
+        ax.text(v, i, f" {shown(v)}" + (f" ({100 * v / roof:.0f}%)" if roof else ""), va="center",
                 fontsize=8 if small else 12)
     ax.set_xlabel(args.ylabel or args.y[0], fontsize=13)
     ax.set_title(args.title, fontsize=14, pad=26 if roofs else 6)
