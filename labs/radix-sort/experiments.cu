@@ -1,6 +1,6 @@
 // The radix-sort lab's experiments (`gpulab experiment radix-sort ID`): seed 003's block-size sweep at
 // 2^15 beside the model's sigma x R line, its size sweep extended to 2^28 beside CUB, Thrust and a
-// merge sort, the digit-width sweep (the U-shape), the key-width sweep (CUB given the same end_bit),
+// merge sort, the digit-width sweep (fewer passes against dearer ones), the key-width sweep (CUB given the same end_bit),
 // the distribution sweep, the model's table, and the bank model every ncu count of digit4 is held
 // to. Each prints a table and writes CSV; the stages come from the stage table in lab.cu. Do not edit.
 #include <cuda_runtime.h>
