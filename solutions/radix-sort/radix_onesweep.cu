@@ -25,7 +25,9 @@
 // each pass block scans the 2^r bins itself -- 256 words, a few instructions per thread).
 // Bytes: n + 2nP words (+2nP with values), plus 2^r words per tile of look-back state.
 //
-// The shape (384 threads x 20 keys per tile, 2 blocks per SM) is CUB's for 32-bit keys on sm_90;
+// The shape: 384 threads x 20 keys per tile, held to 2 blocks per SM (80 registers). CUB's sm_90
+// policy for 32-bit keys is 384 x 19 with 64-bit offsets and no block minimum, which compiles to
+// 56 registers and 3 blocks per SM (NOTES.md, "Where the reference loses to CUB");
 // the ballot ranking replaced __match_any_sync (slower for few-bit labels, as CUB's own source
 // notes) after the first measurement on an H100 (solutions/radix-sort/NOTES.md).
 #include <cuda_runtime.h>
