@@ -27,7 +27,7 @@ from gpulab.tools.ncu.report import ConflictReport, KernelProfile, build_report
 # kernel, which measured more than an honest timing can: bitonic's phase0 at 2^23 keys (32 MiB,
 # inside the H200's 60 MB L2, 276 kernels) summed 5.27 ms flushed and 4.23 ms unflushed, against a
 # timed median of 4.35 ms (H200, 2026-11-28): flushed, the reference itself sat at 0.83x its kernel
-# time, a hair above TIMING_TRUST, and was scored as the slower kernel time. Data larger than L2
+# time, a hair above TIMING_TRUST, so it would be scored at the slower kernel time. Data larger than L2
 # (radix-sort's 64 MiB) measured the same both ways (split-global 25.84 vs 26.03 ms).
 KERNEL_TIME = ("--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--cache-control", "none")
 
