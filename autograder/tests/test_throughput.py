@@ -32,11 +32,12 @@ class OverlapTest(TempDir, unittest.TestCase):
             submission_dir(self.tmp, GOOD, name=n)
 
     def test_the_plan_divides_the_gpu_time_by_the_measured_overlap(self):
+        now = time.time()
         for n in "abcd":
             graded_row(self.out, n)                      # 40 - 10 build - 5 waiting = 25 GPU-seconds each
-        throughput.record_run(self.out, list("abcd"), time.time() - 60.0, 1, 4, "H200")   # 100 s of rows in 60 - 10 s: 2x
+        throughput.record_run(self.out, list("abcd"), now - 60.0, 1, 4, "H200", finished=now)   # 100 s of rows in 60 - 10 s: 2x
         factor, run = throughput.overlap(self.out)
-        self.assertAlmostEqual(factor, 2.0, places=3)   # the wall time is now - started: to the ms
+        self.assertAlmostEqual(factor, 2.0, places=3)   # the wall time is finished - started, exactly
         self.assertEqual(run["rows"], list("abcd"))
         p = plan.estimate(self.subs, self.out, {"scan": 34}, {"scan": 500.0}, jobs=4, gpu=True)
         self.assertEqual((len(p.todo), p.gpu_seconds_per_sub["scan"]), (4, 25.0))
@@ -51,33 +52,37 @@ class OverlapTest(TempDir, unittest.TestCase):
         self.assertAlmostEqual(serial.wall_seconds(1), 4 * 25 + 10)
 
     def test_a_cold_workspace_set_up_before_any_gpu_work_is_not_counted(self):
+        now = time.time()
         graded_row(self.out, "a", workspace=20.0)   # the first slots, set up side by side
         for n in "bcd":
             graded_row(self.out, n)
-        throughput.record_run(self.out, list("abcd"), time.time() - 80.0, 1, 4, "H200")   # 100 s in 80 - 20 - 10 s: 2x
+        throughput.record_run(self.out, list("abcd"), now - 80.0, 1, 4, "H200", finished=now)   # 100 s in 80 - 20 - 10 s: 2x
         self.assertAlmostEqual(throughput.overlap(self.out)[0], 2.0, places=3)
 
     def test_the_factor_is_bounded_by_the_submissions_in_flight(self):
+        now = time.time()
         for n in "abcd":
             graded_row(self.out, n)
-        throughput.record_run(self.out, list("abcd"), time.time() - 15.0, 1, 2, "H200")   # 100 s in 5 s: says 20x, held 2
+        throughput.record_run(self.out, list("abcd"), now - 15.0, 1, 2, "H200", finished=now)   # 100 s in 5 s: says 20x, held 2
         self.assertEqual(throughput.overlap(self.out)[0], 2.0)
-        throughput.record_run(self.out, list("abcd"), time.time() - 500.0, 1, 4, "H200")  # slower than serial: never below 1
+        throughput.record_run(self.out, list("abcd"), now - 500.0, 1, 4, "H200", finished=now)  # slower than serial: never below 1
         self.assertEqual(throughput.overlap(self.out)[0], 1.0)
 
     def test_without_a_measured_run_the_plan_is_serial_and_says_so(self):
+        now = time.time()
         graded_row(self.out, "a")
         p = plan.estimate(self.subs, self.out, {"scan": 34}, {"scan": 500.0}, jobs=4, gpu=True)
         self.assertEqual(p.overlap, 1.0)
         self.assertIn("upper bound", plan.format_plan(p))
-        throughput.record_run(self.out, [], time.time() - 10.0, 1, 4, "H200")   # a run that graded nothing records nothing
+        throughput.record_run(self.out, [], now - 10.0, 1, 4, "H200", finished=now)   # a run that graded nothing records nothing
         self.assertEqual(throughput.runs(self.out), [])
 
     def test_a_run_whose_rows_are_gone_is_skipped(self):
+        now = time.time()
         graded_row(self.out, "a")
         graded_row(self.out, "b")
-        throughput.record_run(self.out, ["a"], time.time() - 30.0, 1, 4, "H200")
-        throughput.record_run(self.out, ["b"], time.time() - 5.0, 1, 4, "H200")
+        throughput.record_run(self.out, ["a"], now - 30.0, 1, 4, "H200", finished=now)
+        throughput.record_run(self.out, ["b"], now - 5.0, 1, 4, "H200", finished=now)
         shutil.rmtree(self.out / "b")   # the newer run's row is gone: the older run speaks
         with (self.out / queue.ADMIN / throughput.RUNS).open("a") as f:
             f.write("not json\n")
