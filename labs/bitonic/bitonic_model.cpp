@@ -13,6 +13,7 @@
 
 #include "gpulab/math.hpp"
 #include "gpulab/names.hpp"
+#include "gpulab/poison.hpp"
 
 namespace bitonic::model {
 
@@ -86,10 +87,6 @@ std::vector<std::int32_t> bits(gpulab::Distribution d, std::size_t n, std::uint6
   std::vector<std::int32_t> v(n);
   std::memcpy(v.data(), u.data(), n * sizeof(std::int32_t));
   return v;
-}
-
-bool all_poison(std::span<const std::int32_t> v) {
-  return !v.empty() && std::all_of(v.begin(), v.end(), [](std::int32_t x) { return static_cast<std::uint32_t>(x) == 0xA5A5A5A5u; });
 }
 
 }  // namespace
@@ -204,7 +201,7 @@ gpulab::CheckResult check_sorted(std::span<const std::int32_t> keys, std::span<c
   auto exact = gpulab::compare_exact<std::int32_t>(expected, got);
   if (exact.ok) return exact;
   std::ostringstream m;
-  if (all_poison(got)) {
+  if (gpulab::all_poisoned(got)) {
     m << "the keys were never written (the output still holds the poison 0xA5A5A5A5)";
   } else {
     std::vector<std::int32_t> sorted_got(got.begin(), got.end());

@@ -18,6 +18,7 @@
 #include "gpulab/bank_model.hpp"
 #include "gpulab/check.hpp"
 #include "gpulab/data.hpp"
+#include "gpulab/poison.hpp"
 #include "reduction.cuh"
 
 namespace reduction::model {
@@ -81,7 +82,7 @@ gpulab::CheckResult check_fold(std::span<const std::uint32_t> expected, std::spa
   std::memcpy(&want, expected.data(), sizeof(T));
   std::ostringstream s;
   s << Op::name << " reduction of n=" << n << ": ";
-  if (std::all_of(got_words.begin(), got_words.end(), [](std::uint32_t w) { return w == 0xA5A5A5A5u; })) {
+  if (gpulab::all_poisoned(got_words)) {
     s << "d_out still holds the poison 0xA5A5A5A5: the result was never written";
   } else if constexpr (std::is_same_v<Op, IntervalOp>) {
     if (got.lo == IntervalOp::kInvalid)

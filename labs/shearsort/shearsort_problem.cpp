@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "gpulab/names.hpp"
+#include "gpulab/poison.hpp"
 #include "gpulab/splitmix64.hpp"
 
 namespace shearsort::model {
@@ -180,12 +181,6 @@ std::vector<std::int32_t> tiles_sorted(std::span<const std::int32_t> keys) {
 
 namespace {
 
-constexpr std::int32_t kPoison = static_cast<std::int32_t>(0xA5A5A5A5u);  // the kit's output poison
-
-bool all_poison(std::span<const std::int32_t> v) {
-  return !v.empty() && std::all_of(v.begin(), v.end(), [](std::int32_t x) { return x == kPoison; });
-}
-
 // Index of the first i with v[i] > v[i + 1], or v.size() when sorted.
 std::size_t first_descent(std::span<const std::int32_t> v) {
   for (std::size_t i = 0; i + 1 < v.size(); ++i)
@@ -257,7 +252,7 @@ gpulab::CheckResult check_tiles(std::span<const std::int32_t> keys, std::span<co
   const auto want = expected.subspan(b, e - b);
   std::ostringstream m;
   m << wrong << " of " << count << " tiles wrong; the first, tile " << first << " (keys " << range_text(b, e) << "), ";
-  if (all_poison(tile)) {
+  if (gpulab::all_poisoned(tile)) {
     m << "was never written (it still holds the poison 0xA5A5A5A5)";
   } else if (!same_multiset(want, tile)) {
     m << "does not hold the tile's input keys (a key lost, doubled, or taken from another tile";
@@ -292,7 +287,7 @@ gpulab::CheckResult check_sort(std::span<const std::int32_t> keys, std::span<con
   auto exact = gpulab::compare_exact<std::int32_t>(want_keys, got_keys);
   std::ostringstream m;
   if (!exact.ok) {
-    if (all_poison(got_keys)) {
+    if (gpulab::all_poisoned(got_keys)) {
       m << "the keys were never written (the output still holds the poison 0xA5A5A5A5)";
     } else if (!same_multiset(want_keys, got_keys)) {
       m << "the keys are not the input's keys (a key lost or doubled); first difference at index "
@@ -315,7 +310,7 @@ gpulab::CheckResult check_sort(std::span<const std::int32_t> keys, std::span<con
   const std::size_t i = values.first_mismatch;
   const auto v = static_cast<std::uint32_t>(got_values[i]), w = static_cast<std::uint32_t>(want_values[i]);
   m << "the keys are sorted, but ";
-  if (all_poison(got_values)) {
+  if (gpulab::all_poisoned(got_values)) {
     m << "the values were never written (the output's second half still holds the poison 0xA5A5A5A5)";
   } else if (v >= n) {
     m << "value " << i << " is " << v << ", which is no input position (n = " << n << ")";

@@ -9,12 +9,9 @@
 #include <vector>
 
 #include "gpulab/cuda_check.hpp"
+#include "gpulab/poison.hpp"
 
 namespace gpulab {
-
-// The byte written by poison(): 0xA5A5A5A5 as int32 is -1515870811 and as float32 about -2.9e-16,
-// values no lab produces from its generators, so an unwritten element never looks right.
-inline constexpr unsigned char kPoisonByte = 0xA5;
 
 template <class T>
 class DeviceBuffer {
