@@ -24,7 +24,8 @@
 #        single-pass (scan's single-pass and three-round beside CUB at 2^24 and 2^28),
 #        timers (run --timer sync and events, three processes each, at each lab's grading size),
 #        gpu-slow-testdata + gpu-slow-rest (the gpu-slow preset in two halves, one per GPU),
-#        ncu-overhead (autograder/bench/ncu_overhead.py: the timing cross-check's ncu cost, way by way).
+#        ncu-overhead (autograder/bench/ncu_overhead.py: the timing cross-check's ncu cost, way by way),
+#        candidate (a patch to a reference timed against it: scripts/gpu-candidate.sh; CANDIDATE_PATCH, CANDIDATE_RUNS).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -107,9 +108,13 @@ if [ "$mode" = steps ]; then
       gpu-slow) run gpu-slow 900 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]concurrent' ;;
       # The whole gpu-slow preset in two halves, one per GPU of a two-GPU machine (CUDA_VISIBLE_DEVICES).
       gpu-slow-testdata) run gpu-slow-testdata 1500 ctest --preset gpu-slow --output-on-failure -R 'autograder[.]testdata' ;;
+      # A change to a reference against the reference as it is (scripts/gpu-candidate.sh):
+      # CANDIDATE_PATCH (a carried `git diff`), CANDIDATE_RUNS ("LAB N STAGE,STAGE|LAB N ...").
+      candidate) IFS='|' read -r -a runs <<< "${CANDIDATE_RUNS:-}"
+        OUT=$L/candidate run candidate 900 scripts/gpu-candidate.sh "${CANDIDATE_PATCH:-}" "${runs[@]}" ;;
       ncu-overhead) run ncu-overhead 900 $py autograder/bench/ncu_overhead.py --out "$L/ncu-overhead" ;;
       gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
-      *) sum "unknown step $s (steps: build ctest-gpu concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers)" ;;
+      *) sum "unknown step $s (steps: build ctest-gpu concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers ncu-overhead candidate)" ;;
     esac
   done
   sum "steps done"
