@@ -103,6 +103,9 @@ class Rubric:
     performance: Performance = field(default_factory=Performance)
     sanitizer_shapes: tuple[Case, ...] = ()
     conflicts_size: Size | None = None
+    # Knob values of the conflicts profile (e.g. end_bit = 8: two of digit4's eight passes): the
+    # same kernels and lines in fewer launches, each of which Source Counters replays.
+    conflicts_params: tuple[tuple[str, int], ...] = ()
     case_timeout: float = DEFAULT_CASE_TIMEOUT
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT
     source: str = ""
@@ -122,6 +125,10 @@ class Rubric:
     def manual_points(self) -> float:
         return sum(m.points for m in self.manual)
 
+    def conflicts_args(self) -> list[str]:
+        """The runner's --param arguments for the conflicts profile."""
+        return [a for k, v in self.conflicts_params for a in ("--param", f"{k}={v}")]
+
     @property
     def sanitizer_size(self) -> Size | None:
         """The first sanitizer shape's size (a lab's smallest, by convention): what a single
@@ -135,6 +142,19 @@ class Rubric:
         return [c for c in self.cases if c.applies_to(stage_id)]
 
 
+def _parse_params(path: str, r: TableReader, manifest: Manifest | None) -> tuple[tuple[str, int], ...]:
+    """A table's `params = { knob = value }`, sorted: integers, or a knob's value names."""
+    params = []
+    for k, v in sorted(r.get("params", dict, {}).items()):
+        knob = manifest.knobs.get(k) if manifest is not None else None
+        if isinstance(v, str) and knob is not None and knob.values:
+            v = knob.value_of(v, f"rubric {path}: {r.where}.params.{k}")   # op = "interval": the knob's name
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise r.fail(f"params.{k}", f"must be an integer{' or one of ' + ', '.join(knob.values) if knob and knob.values else ''}, got {v!r}")
+        params.append((k, v))
+    return tuple(params)
+
+
 def _parse_case(path: str, index: int, table: Any, hidden: bool, where: str = "",
                 manifest: Manifest | None = None) -> Case:
     r = TableReader(path, where or f"case[{index}]", table)
@@ -143,20 +163,12 @@ def _parse_case(path: str, index: int, table: Any, hidden: bool, where: str = ""
     if dist not in DISTRIBUTIONS:
         raise r.fail("distribution", f"must be one of {', '.join(DISTRIBUTIONS)}, got {dist!r}")
     seed = r.get("seed", int, 1)
-    params_t = r.get("params", dict, {})
-    params = []
-    for k, v in sorted(params_t.items()):
-        knob = manifest.knobs.get(k) if manifest is not None else None
-        if isinstance(v, str) and knob is not None and knob.values:
-            v = knob.value_of(v, f"rubric {path}: {r.where}.params.{k}")   # op = "interval": the knob's name
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise r.fail(f"params.{k}", f"must be an integer{' or one of ' + ', '.join(knob.values) if knob and knob.values else ''}, got {v!r}")
-        params.append((k, v))
+    params = _parse_params(path, r, manifest)
     stages = r.get("stages", list)
     if stages is not None and not all(isinstance(s, str) for s in stages):
         raise r.fail("stages", "must be a list of stage ids")
     r.finish()
-    return Case(size, dist, seed, tuple(params), tuple(stages) if stages is not None else None, hidden)
+    return Case(size, dist, seed, params, tuple(stages) if stages is not None else None, hidden)
 
 
 def _parse_stage(path: str, index: int, table: Any) -> StagePoints:
@@ -212,6 +224,7 @@ def parse_rubric(text: str, path: str = "rubric.toml", hidden_text: str | None =
     shapes = _parse_sanitizer_shapes(path, top.get("sanitizers", dict, {}), manifest)
     con_r = TableReader(path, "conflicts", top.get("conflicts", dict, {}))
     con = con_r.size()
+    con_params = _parse_params(path, con_r, manifest)
     con_r.finish()
     lim_r = TableReader(path, "limits", top.get("limits", dict, {}))
     case_timeout = lim_r.number("case_timeout", DEFAULT_CASE_TIMEOUT, minimum=1)
@@ -240,9 +253,20 @@ def parse_rubric(text: str, path: str = "rubric.toml", hidden_text: str | None =
         _hold_to_manifest(path, manifest, stages)
         cases = [_for_accepting_stages(path, manifest, ids, c, "a case") for c in cases]
         shapes = [_for_accepting_stages(path, manifest, ids, c, "a sanitizer shape") for c in shapes]
+        _conflict_stages_accept(path, manifest, stages, con_params)
     _require_sizes(path, stages, perf, shapes[0].size if shapes else None, con)
-    return Rubric(lab, tuple(files), tuple(stages), tuple(cases), perf, tuple(shapes), con, case_timeout,
-                  tool_timeout, path, tuple(manual), manifest)
+    return Rubric(lab, tuple(files), tuple(stages), tuple(cases), perf, tuple(shapes), con, con_params,
+                  case_timeout, tool_timeout, path, tuple(manual), manifest)
+
+
+def _conflict_stages_accept(path: str, manifest: Manifest, stages: list[StagePoints],
+                            params: tuple[tuple[str, int], ...]) -> None:
+    """Every stage with conflict points runs the conflicts profile's knob values."""
+    for sp in stages:
+        info = manifest.stage(sp.id)
+        if sp.conflict_free > 0 and info is not None and not info.accepts_params(manifest.with_defaults(info, dict(params))):
+            raise GpulabError(f"rubric {path}: [conflicts] params {dict(params)} are not run by stage {sp.id!r}, which "
+                              f"has conflict_free points ({manifest.path} `accepts`)")
 
 
 def _hold_to_manifest(path: str, manifest: Manifest, stages: list[StagePoints]) -> None:

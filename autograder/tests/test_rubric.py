@@ -4,6 +4,7 @@ import unittest
 from pathlib import Path
 
 from gpulab.errors import GpulabError
+from gpulab.manifest import load_manifest
 from gpulab.rubric import load_rubric, parse_rubric
 from tests.helpers import HIDDEN, RUBRIC
 
@@ -98,6 +99,22 @@ class RubricTest(unittest.TestCase):
         self.assertRubricError("lab = ", "invalid TOML")
         self.assertRubricError(RUBRIC.replace('["scan.cu"]', '["../x.cu"]'), "student_files")
         self.assertRubricError(RUBRIC, "hidden", hidden='lab = "transpose"')
+
+    def test_conflicts_params_reach_the_profile_and_must_be_run_by_every_conflict_stage(self):
+        r = parse_rubric(RUBRIC.replace("[conflicts]\nn = 65536", "[conflicts]\nn = 65536\nparams = { block = 128 }"))
+        self.assertEqual((r.conflicts_params, r.conflicts_args()), ((("block", 128),), ["--param", "block=128"]))
+        self.assertEqual(parse_rubric(RUBRIC).conflicts_args(), [])
+        self.assertRubricError(RUBRIC.replace("[conflicts]\nn = 65536", '[conflicts]\nn = 65536\nparams = { block = "big" }'),
+                               "conflicts.params.block", "integer")
+        radix = load_rubric(REPO / "labs" / "radix-sort" / "rubric.toml")
+        self.assertEqual(radix.conflicts_args(), ["--param", "end_bit=8"])   # digit4: 2 passes, not 8
+        # reduction's tree (conflict points) runs sum and max only: a profile of op = interval would
+        # grade a usage error, so the rubric is refused when it loads.
+        path = REPO / "labs" / "reduction" / "rubric.toml"
+        text = path.read_text(encoding="utf-8").replace("\nn = 65536\n", '\nn = 65536\nparams = { op = "interval" }\n', 1)
+        self.assertIn('must be 0\nn = 65536\nparams = { op = "interval" }', text)
+        with self.assertRaisesRegex(GpulabError, r"\[conflicts\] params .* not run by stage 'tree'"):
+            parse_rubric(text, str(path), manifest=load_manifest(path.parent / "lab.toml"))
 
     def test_repository_rubrics_parse(self):
         for path in sorted((REPO / "labs").glob("*/rubric.toml")):

@@ -146,6 +146,7 @@ def stage(lr: LabRun, sp: StagePoints, readers: ThreadPoolExecutor, cancel: thre
         else:
             profiled = ncu_run.profile_stage_conflicts(lr.runner, sid, rubric.conflicts_size.arg, lr.logs,
                                                    rubric.tool_timeout, wrapper=wrapper, scratch=scratch,
+                                                   runner_args=rubric.conflicts_args(),
                                                    env=lr.sandbox.env(scratch), cancel=cancel)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

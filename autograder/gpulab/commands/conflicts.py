@@ -38,12 +38,15 @@ def main(course: Course, args: argparse.Namespace, extra: list[str]) -> int:
     from gpulab.tools.ncu import run as ncu_run  # noqa: PLC0415
     runner = course.require_runner(args.lab, args.impl)
     size = args.n
+    params = [a for kv in (args.param or []) for a in ("--param", kv)]
     if size is None:
         rp = course.rubric_path(args.lab)
         rb = rubric.load_rubric(rp) if rp.is_file() else None
         if rb is None or rb.conflicts_size is None:
             raise GpulabError(f"gpulab: give --n (labs/{args.lab}/rubric.toml has no [conflicts] n)")
         size = rb.conflicts_size.arg
+        if not args.param:   # the grader's profile: its size and its knob values
+            params = rb.conflicts_args()
     if not locate.gpu_present():
         print("gpulab conflicts: not run: no GPU on this machine (ncu needs one)", file=sys.stderr)
         return 4
@@ -53,11 +56,10 @@ def main(course: Course, args: argparse.Namespace, extra: list[str]) -> int:
         base = work or Path(tmp)
         with gpulock.gpu_lock(shared=True):   # exact counts: other untimed work may run beside them
             for stage in args.stage:
-                params = [a for kv in (args.param or []) for a in ("--param", kv)]
                 rep = ncu_run.profile_conflicts(runner, stage, size, base, runner_args=params)
                 reports.append(ncu_report.relativize(rep, course.source))
     if args.format == "json":
-        print(json.dumps({"lab": args.lab, "implementation": args.impl, "n": size, "params": args.param or [],
+        print(json.dumps({"lab": args.lab, "implementation": args.impl, "n": size, "params": params[1::2],
                           "stages": [r.to_json() for r in reports]}, indent=2))
     else:
         for r in reports:
