@@ -37,6 +37,10 @@ WAYS = (
     ("no-nvtx", [*ncu_run.KERNEL_TIME, "--csv"]),
     ("match-none", [*ncu_run.KERNEL_TIME, "--csv", "--nvtx", "-k", "regex:^no_kernel_is_named_this$"]),
     ("first-64", [*ncu_run.KERNEL_TIME, "--csv", "--nvtx", "-c", "64"]),
+    # Nothing profiled and no filter to evaluate (the runner never calls cudaProfilerStart): ncu's
+    # start-up and its interception of every API call. Near runner-alone: the cost is per launch
+    # filtered; near match-none: it is ncu's being there at all.
+    ("profile-off", ["--profile-from-start", "off", "--csv"]),
 )
 
 
