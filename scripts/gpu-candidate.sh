@@ -8,7 +8,7 @@
 #   scripts/gpu-candidate.sh PATCH "LAB N STAGE[,STAGE...]" ...
 #   e.g. scripts/gpu-candidate.sh .drafts/perf.patch "radix-sort 2^28 onesweep,digit4,cub-sort" \
 #          "shearsort 2^28 merge-pairwise,sort-cub-merge"
-# PATCH: `git diff main perf-candidates > .drafts/perf.patch` (carry it to the GPU machine).
+# PATCH: e.g. `git diff main...BRANCH > .drafts/perf.patch` (three dots: the branch's own change; carry it).
 # Env: ROUNDS (default 2 alternations), REPS (default 10), OUT (results.csv and logs land there).
 # The tree as it is runs from build/gpu (built here, the runners only, if they are missing).
 set -euo pipefail
