@@ -41,10 +41,12 @@ class Case:
         return f"n={self.size.arg} {self.distribution} seed={self.seed}{extra}"
 
     def runner_args(self) -> list[str]:
-        args = ["--n", self.size.arg, "--seed", str(self.seed), "--dist", self.distribution]
-        for k, v in self.params:
-            args += ["--param", f"{k}={v}"]
-        return args
+        return ["--n", self.size.arg, "--seed", str(self.seed), "--dist", self.distribution, *param_args(self.params)]
+
+
+def param_args(params: tuple[tuple[str, int], ...]) -> list[str]:
+    """The runner's `--param key=value` arguments for a table's knob values."""
+    return [a for k, v in params for a in ("--param", f"{k}={v}")]
 
 
 # What a stage may take from CUDA's libraries (CUB, Thrust), per stage (`library = ...`):
@@ -127,7 +129,7 @@ class Rubric:
 
     def conflicts_args(self) -> list[str]:
         """The runner's --param arguments for the conflicts profile."""
-        return [a for k, v in self.conflicts_params for a in ("--param", f"{k}={v}")]
+        return param_args(self.conflicts_params)
 
     @property
     def sanitizer_size(self) -> Size | None:
@@ -263,8 +265,7 @@ def _conflict_stages_accept(path: str, manifest: Manifest, stages: list[StagePoi
                             params: tuple[tuple[str, int], ...]) -> None:
     """Every stage with conflict points runs the conflicts profile's knob values."""
     for sp in stages:
-        info = manifest.stage(sp.id)
-        if sp.conflict_free > 0 and info is not None and not info.accepts_params(manifest.with_defaults(info, dict(params))):
+        if sp.conflict_free > 0 and not _stage_runs(manifest, sp.id, params):
             raise GpulabError(f"rubric {path}: [conflicts] params {dict(params)} are not run by stage {sp.id!r}, which "
                               f"has conflict_free points ({manifest.path} `accepts`)")
 
@@ -290,20 +291,21 @@ def _for_accepting_stages(path: str, manifest: Manifest, graded: list[str], case
     """A case without `stages` applies to the graded stages that run its knob values (a
     commutative-only stage does not run op = interval); one that lists a stage which refuses its
     values is an error, not a case that grades a usage error."""
-    params = dict(case.params)
-
-    def runs(sid: str) -> bool:
-        info = manifest.stage(sid)
-        return info is None or info.accepts_params(manifest.with_defaults(info, params))
-
     if case.stages is not None:
-        refused = [s for s in case.stages if not runs(s)]
+        refused = [s for s in case.stages if not _stage_runs(manifest, s, case.params)]
         if refused:
             raise GpulabError(f"rubric {path}: {what} ({case.name}) lists stage {refused[0]!r}, which does not run "
                               f"these knob values ({manifest.path} `accepts`)")
         return case
-    applies = tuple(s for s in graded if runs(s))
+    applies = tuple(s for s in graded if _stage_runs(manifest, s, case.params))
     return case if len(applies) == len(graded) else dataclasses.replace(case, stages=applies)
+
+
+def _stage_runs(manifest: Manifest, sid: str, params: tuple[tuple[str, int], ...]) -> bool:
+    """Whether stage `sid` runs these knob values (lab.toml `accepts`); a stage the manifest does
+    not list is not refused here."""
+    info = manifest.stage(sid)
+    return info is None or info.accepts_params(manifest.with_defaults(info, dict(params)))
 
 
 def _parse_sanitizer_shapes(path: str, table: Any, manifest: Manifest | None = None) -> list[Case]:
