@@ -17,6 +17,7 @@ StageResult time_stage(const ExperimentContext& ctx, const std::string& stage_id
   RunOptions options;
   options.problem = p;
   options.measure = ctx.measure;
+  options.fresh_inputs = false;
   StageResult r = run_stage(*ctx.lab, *stage, options);
   if (stage->where == Where::gpu) add_percent_of_copy(r);
   return r;

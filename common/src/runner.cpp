@@ -5,6 +5,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <fstream>
+#include <random>
 
 #include "gpulab/cuda_check.hpp"
 #include "gpulab/device_info.hpp"
@@ -186,6 +187,23 @@ void add_percent_of_copy(StageResult& r) {
   if (r.gbps && gpu_available()) r.percent_of_copy = 100.0 * *r.gbps / measure_copy_bandwidth().best_gbps();
 }
 
+namespace {
+
+// A run that was wrong on its fresh input (the replay guard): ends the timing, fails the stage.
+struct WrongOnFreshInput {
+  int run = 0;  // 1-based, warm-ups included
+  CheckResult check;
+};
+
+// The draws' seeds: from the OS's entropy, so that no call of the stage before a draw can know it
+// (seeds derived from the problem's would let a stage make every timed run's answer untimed).
+std::uint64_t unpredictable_seed() {
+  std::random_device entropy;
+  return (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
+}
+
+}  // namespace
+
 StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& options) {
   (void)lab;
   std::unique_ptr<StageInstance> instance;
@@ -194,17 +212,32 @@ StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& opti
   if (result.status != StageStatus::pass || !options.time) return result;
   try {
     MeasureOptions measure = options.measure;
-    auto reset = [&] { instance->reset_output(); };
-    auto body = [&] { instance->run(); };
     if (stage.where == Where::cpu) {
-      // Host code: a steady clock, and fewer repetitions (a CPU scan of 2^28 takes a second).
+      // Host code: fewer repetitions (a CPU scan of 2^28 takes a second).
       measure.warmup = std::min(measure.warmup, 1);
       measure.repetitions = std::min(measure.repetitions, 3);
-      result.timing = measure_cpu(body, reset, measure);
+    }
+    // Does the stage draw fresh inputs? The first draw is the answer (and the first run's input).
+    const bool fresh = options.fresh_inputs && instance->redraw(unpredictable_seed());
+    result.fresh_inputs = fresh;
+    int runs = 0;
+    auto reset = [&] {
+      if (fresh && runs > 0) instance->redraw(unpredictable_seed());
+      instance->reset_output();
+    };
+    auto body = [&] { instance->run(); };
+    auto judge = [&] {
+      ++runs;
+      if (!fresh) return;
+      CheckResult c = instance->check();
+      if (!c.ok) throw WrongOnFreshInput{runs, std::move(c)};
+    };
+    if (stage.where == Where::cpu) {
+      result.timing = measure_cpu(body, reset, measure, judge);
     } else {
-      result.timing = measure_gpu(body, reset, measure);
+      result.timing = measure_gpu(body, reset, measure, judge);
       // The timed runs must still be right: a stage that only works the first time is wrong.
-      const CheckResult again = instance->check();
+      const CheckResult again = fresh ? CheckResult{} : instance->check();
       if (!again.ok) {
         result.status = StageStatus::fail;
         result.message = "correct on the first run but wrong after repeated runs: " + again.to_string();
@@ -216,6 +249,12 @@ StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& opti
     const double elements =
         instance->elements().value_or(static_cast<double>(options.problem.n));
     result.elements_per_s = elements_per_second(elements, ms);
+  } catch (const WrongOnFreshInput& w) {
+    result.status = StageStatus::fail;
+    result.timing.reset();
+    result.message = "correct on the checked input but wrong in timed run " + std::to_string(w.run) +
+                     ", on a fresh input of the same kind (every timed run gets one, so that no answer made "
+                     "before the clock starts can be replayed): " + w.check.to_string();
   } catch (const CudaError& e) {
     result.status = StageStatus::error;
     result.message = std::string("while timing: ") + e.what();

@@ -318,7 +318,8 @@ int cmd_run(const Lab& lab, const RunCommand& cmd) {
                                 {"speedup_vs_cpu", json_opt(r.speedup_vs_cpu)},
                                 {"launches", json_opt(r.launches)},
                                 {"predicted_launches", json_opt(r.predicted_launches)},
-                                {"host_copy_bytes", r.host_copy_bytes ? nlohmann::ordered_json(*r.host_copy_bytes) : nlohmann::ordered_json(nullptr)}});
+                                {"host_copy_bytes", r.host_copy_bytes ? nlohmann::ordered_json(*r.host_copy_bytes) : nlohmann::ordered_json(nullptr)},
+                                {"fresh_inputs", r.fresh_inputs}});
     }
     std::cout << doc.dump(2) << "\n";
   } else {

@@ -61,7 +61,7 @@ TimingStats TimingStats::from_samples(std::vector<double> samples) {
 }
 
 TimingStats measure_gpu(const std::function<void()>& body, const std::function<void()>& before_each,
-                        const MeasureOptions& options) {
+                        const MeasureOptions& options, const std::function<void()>& after_each) {
   std::optional<L2Flusher> flusher;
   if (options.flush_l2) flusher.emplace();
   GpuTimer timer;
@@ -100,12 +100,13 @@ TimingStats measure_gpu(const std::function<void()>& body, const std::function<v
     }
     GPULAB_CUDA_CHECK(cudaGetLastError());
     if (rep >= options.warmup) samples.push_back(ms);
+    if (after_each) after_each();
   }
   return TimingStats::from_samples(std::move(samples));
 }
 
 TimingStats measure_cpu(const std::function<void()>& body, const std::function<void()>& before_each,
-                        const MeasureOptions& options) {
+                        const MeasureOptions& options, const std::function<void()>& after_each) {
   CpuTimer timer;
   std::vector<double> samples;
   const int total = std::max(0, options.warmup) + std::max(1, options.repetitions);
@@ -115,6 +116,7 @@ TimingStats measure_cpu(const std::function<void()>& body, const std::function<v
     body();
     timer.stop();
     if (rep >= options.warmup) samples.push_back(timer.elapsed_ms());
+    if (after_each) after_each();
   }
   return TimingStats::from_samples(std::move(samples));
 }

@@ -9,6 +9,7 @@
 
 #include "gpulab/lab.hpp"
 #include "gpulab/math.hpp"
+#include "gpulab/runner.hpp"
 #include "gpulab/scratch.hpp"
 #include "gpulab/scratch_guard.hpp"
 #include "gpulab/stages.hpp"
@@ -258,4 +259,89 @@ TEST_CASE("StageScratch: an arena joins the stage whose reset_output ran last, a
   third.run();
   arena.reset();  // the arena dies first: the stage forgets it
   CHECK(third.check().ok);
+}
+
+// ---- the replay guard (run_stage with StageInstance::redraw) -----------------------------------------
+
+namespace {
+
+// A host stage whose answer is its input's sum. `replays` makes the answer once, in the first (the
+// checked) call, and hands it back ever after: the cheat the guard is for.
+struct SumStage final : gpulab::StageInstance {
+  bool can_draw = true, replays = false;
+  std::uint64_t input = 7;  // the "input": the answer is input + 1
+  std::optional<std::uint64_t> saved;
+  std::uint64_t out = 0;
+  int draws = 0, runs = 0;
+  void reset_output() override { out = 0; }
+  void run() override {
+    ++runs;
+    if (!replays || !saved) saved = input + 1;
+    out = *saved;
+  }
+  gpulab::CheckResult check() override {
+    return out == input + 1 ? gpulab::CheckResult::pass() : gpulab::CheckResult::fail("sum is " + std::to_string(out));
+  }
+  double bytes_moved() const override { return 8; }
+  bool redraw(std::uint64_t seed) override {
+    if (!can_draw) return false;
+    ++draws;
+    input = seed;
+    return true;
+  }
+};
+
+gpulab::StageResult run_sum_stage(SumStage*& seen, bool can_draw, bool replays, bool fresh_inputs = true) {
+  gpulab::Lab lab;
+  const gpulab::Stage stage = gpulab::make_stage("sum", "sum", gpulab::Where::cpu, "test", [&](const Problem&) {
+    auto s = std::make_unique<SumStage>();
+    s->can_draw = can_draw;
+    s->replays = replays;
+    seen = s.get();
+    return std::unique_ptr<gpulab::StageInstance>(std::move(s));
+  });
+  gpulab::RunOptions options;
+  options.problem = problem(1);
+  options.measure.warmup = 1;
+  options.measure.repetitions = 3;
+  options.fresh_inputs = fresh_inputs;
+  return gpulab::run_stage(lab, stage, options);
+}
+
+}  // namespace
+
+TEST_CASE("run_stage: every timed run gets a fresh draw and is checked", "[cpu][kit]") {
+  SumStage* seen = nullptr;
+  const auto r = run_sum_stage(seen, true, false);
+  CHECK(r.status == gpulab::StageStatus::pass);
+  CHECK(r.fresh_inputs);
+  REQUIRE(r.timing);
+  // The checked call, then one warm-up and three timed runs, each on its own draw.
+  CHECK(seen->runs == 5);
+  CHECK(seen->draws == 4);
+}
+
+TEST_CASE("run_stage: a stage that replays the checked call's answer fails in the first timed run", "[cpu][kit]") {
+  SumStage* seen = nullptr;
+  const auto r = run_sum_stage(seen, true, true);
+  CHECK(r.status == gpulab::StageStatus::fail);
+  CHECK_FALSE(r.timing);
+  CHECK(r.message.find("wrong in timed run 1") != std::string::npos);
+  CHECK(r.message.find("sum is 8") != std::string::npos);
+}
+
+TEST_CASE("run_stage: without draws (a stage that cannot, or experiments) the one input is timed", "[cpu][kit]") {
+  SumStage* seen = nullptr;
+  SECTION("the stage cannot draw: the replay goes unseen, as the README's known limit says") {
+    const auto r = run_sum_stage(seen, false, true);
+    CHECK(r.status == gpulab::StageStatus::pass);
+    CHECK_FALSE(r.fresh_inputs);
+    CHECK(seen->draws == 0);
+  }
+  SECTION("RunOptions::fresh_inputs off") {
+    const auto r = run_sum_stage(seen, true, false, false);
+    CHECK(r.status == gpulab::StageStatus::pass);
+    CHECK_FALSE(r.fresh_inputs);
+    CHECK(seen->draws == 0);
+  }
 }

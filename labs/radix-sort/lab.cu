@@ -15,6 +15,7 @@
 
 #include "gpulab/device_info.hpp"
 #include "gpulab/manifest.hpp"
+#include "gpulab/fresh_input.cuh"
 #include "gpulab/stages.hpp"
 #include "radix_sort.cuh"
 #include "radix_sort_lab.hpp"
@@ -171,7 +172,8 @@ using CpuSortFn = void (*)(const u32*, u32*, const u32*, u32*, std::size_t, cons
 
 // What a timed run of a sort gets: the input on the device, the output's two parts.
 struct DeviceInput {
-  std::shared_ptr<const DeviceBuffer<u32>> keys, values;  // values null: keys only
+  std::shared_ptr<DeviceBuffer<u32>> keys;  // rewritten by the replay guard's draws
+  std::shared_ptr<const DeviceBuffer<u32>> values;  // null: keys only; the positions, never redrawn
   std::size_t n = 0;
   const u32* values_in() const { return values ? values->data() : nullptr; }
   u32* values_out(u32* out) const { return values ? out + rm::values_offset(n) : nullptr; }
@@ -179,10 +181,29 @@ struct DeviceInput {
 
 DeviceInput upload_input(const SortData& d) {
   DeviceInput in;
-  in.keys = upload(d.keys);
+  in.keys = std::make_shared<DeviceBuffer<u32>>(d.keys);
   if (!d.values.empty()) in.values = upload(d.values);
   in.n = d.keys.size();
   return in;
+}
+
+// The order a sort's output must have on the device: the ordered key's bits [0, end_bit).
+struct SortedBits {
+  KeyType key;
+  u32 mask;
+  __device__ u32 operator()(u32 bits) const { return to_ordered(bits, key) & mask; }
+};
+
+// The replay guard (StageInstance::redraw) for a sort: each timed run sorts keys drawn like the
+// problem's (lab::keys_of's generator, another seed; the values stay the positions) and its output
+// is judged on the device (gpulab/fresh_input.cuh): sorted on the stage's bits, stable with values.
+DeviceRun<u32> guarded_sort(std::function<void(u32*)> run, const DeviceInput& in, const Problem& p) {
+  const rm::KeyDistribution dist = rl::distribution_of(p);
+  const SortConfig c = rl::config_for(p);
+  const SortedBits order{c.key, c.end_bit >= 32 ? ~0u : (1u << c.end_bit) - 1u};
+  return sort_with_fresh_keys<u32>(
+      std::move(run), in.keys, [dist, c, n = in.n](std::uint64_t seed) { return rm::make_keys(dist, n, seed, c.key); },
+      order, 0, in.values ? std::optional<std::size_t>(rm::values_offset(in.n)) : std::nullopt);
 }
 
 Stage::Code gpu_sort(SortFn fn) {
@@ -192,7 +213,8 @@ Stage::Code gpu_sort(SortFn fn) {
       w.config = rl::config_for(p);
       w.multiprocessors = multiprocessors();
     });
-    return [fn, in, ws](u32* out) { fn(in.keys->data(), out, in.values_in(), in.values_out(out), in.n, ws->fresh()); };
+    return guarded_sort([fn, in, ws](u32* out) { fn(in.keys->data(), out, in.values_in(), in.values_out(out), in.n, ws->fresh()); },
+                        in, p);
   });
 }
 
@@ -214,15 +236,30 @@ void reference_cpu(const u32* keys, u32* keys_out, const u32* values, u32* value
   if (values) std::copy(v.begin(), v.end(), values_out);
 }
 
+// find-max's replay guard: the span of each draw is computed on the host as the draw is made (O(n)).
 Stage::Code find_max() {
   return device_stage<u32, SpanData>(span_output(), [](const std::shared_ptr<const SpanData>& d, const Problem& p) {
-    auto keys = upload(d->keys);
+    auto keys = std::make_shared<DeviceBuffer<u32>>(d->keys);
     const std::size_t n = d->keys.size();
     auto ws = scratch<SortWorkspace>(8 * n + (std::size_t{1} << 20), [&](SortWorkspace& w) {
       w.config = rl::config_for(p);
       w.multiprocessors = multiprocessors();
     });
-    return [keys, n, ws](u32* out) { find_key_bits(keys->data(), n, reinterpret_cast<BitSpan*>(out), ws->fresh()); };
+    auto drawn = std::make_shared<BitSpan>();
+    const rm::KeyDistribution dist = rl::distribution_of(p);
+    const KeyType type = rl::config_for(p).key;
+    return DeviceRun<u32>{
+        [keys, n, ws](u32* out) { find_key_bits(keys->data(), n, reinterpret_cast<BitSpan*>(out), ws->fresh()); },
+        [keys, drawn, dist, type, n](std::uint64_t seed) {
+          const auto fresh = rm::make_keys(dist, n, seed, type);
+          keys->upload(fresh);
+          *drawn = rm::reference_span(fresh, type);
+        },
+        [drawn](const u32* out) {
+          std::vector<u32> got(4);
+          GPULAB_CUDA_CHECK(cudaMemcpy(got.data(), out, 4 * sizeof(u32), cudaMemcpyDeviceToHost));
+          return rm::judge_span(*drawn, got);
+        }};
   });
 }
 
@@ -230,7 +267,7 @@ Stage::Code find_max() {
 enum class Library { cub_radix, thrust, cub_merge };
 
 Stage::Code library_sort(Library lib) {
-  return device_stage<u32, SortData>(sort_output(), [lib](const std::shared_ptr<const SortData>& d, const Problem&) {
+  return device_stage<u32, SortData>(sort_output(), [lib](const std::shared_ptr<const SortData>& d, const Problem& p) {
     const DeviceInput in = upload_input(*d);
     const SortConfig c = d->config;
     const bool pairs = in.values != nullptr;
@@ -238,7 +275,7 @@ Stage::Code library_sort(Library lib) {
     if (lib == Library::cub_radix) bytes = rl::cub_sort_bytes(in.n, c.key, c.end_bit, pairs);
     if (lib == Library::cub_merge) bytes = rl::merge_sort_bytes(in.n, pairs);
     auto temp = std::make_shared<DeviceBuffer<unsigned char>>(std::max<std::size_t>(bytes, 1));
-    return [lib, in, c, temp, bytes](u32* out) {
+    return guarded_sort([lib, in, c, temp, bytes](u32* out) {
       switch (lib) {
         case Library::cub_radix:
           rl::cub_sort(temp->data(), bytes, in.keys->data(), out, in.values_in(), in.values_out(out), in.n, c.key, c.end_bit);
@@ -249,7 +286,7 @@ Stage::Code library_sort(Library lib) {
                          c.end_bit);
           break;
       }
-    };
+    }, in, p);
   });
 }
 

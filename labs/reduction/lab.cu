@@ -53,18 +53,22 @@ struct Data {
 
 // negative=1 (sum, max): every element in [-1000, -1]: an identity of 0 for max shows.
 template <class Op>
+Data<Op> make_data(const Problem& p) {
+  Data<Op> d;
+  if constexpr (std::is_same_v<Value<Op>, std::int32_t>)
+    d.input = p.knob("negative") ? rm::all_negative_input(p.n, p.seed) : rm::make_input<Op>(p.distribution, p.n, p.seed);
+  else
+    d.input = rm::make_input<Op>(p.distribution, p.n, p.seed);
+  const Value<Op> r = rm::fold<Op>(std::span<const Value<Op>>(d.input));
+  d.expected.resize(kWords<Value<Op>>);
+  std::memcpy(d.expected.data(), &r, sizeof r);
+  return d;
+}
+
+// Once per problem; afresh for another seed for the replay guard (ArrayOutput::draw: the fold is O(n)).
+template <class Op>
 std::shared_ptr<const Data<Op>> data_for(const Problem& p) {
-  return problem_data<Data<Op>>(p.only({"op", "negative"}), [&] {
-    Data<Op> d;
-    if constexpr (std::is_same_v<Value<Op>, std::int32_t>)
-      d.input = p.knob("negative") ? rm::all_negative_input(p.n, p.seed) : rm::make_input<Op>(p.distribution, p.n, p.seed);
-    else
-      d.input = rm::make_input<Op>(p.distribution, p.n, p.seed);
-    const Value<Op> r = rm::fold<Op>(std::span<const Value<Op>>(d.input));
-    d.expected.resize(kWords<Value<Op>>);
-    std::memcpy(d.expected.data(), &r, sizeof r);
-    return d;
-  }, 1);
+  return problem_data<Data<Op>>(p.only({"op", "negative"}), [&] { return make_data<Op>(p); }, 1);
 }
 
 // Every stage's output: one element, kept as its 32-bit words (poisoned, saved and compared as words).
@@ -75,7 +79,8 @@ ArrayOutput<std::uint32_t, Data<Op>> output() {
           [](const Data<Op>& d, std::span<const std::uint32_t> got) {
             return rm::check_fold<Op>(d.expected, got, d.input.size());
           },
-          [](const Data<Op>& d) { return std::optional<double>(static_cast<double>(d.input.size())); }};
+          [](const Data<Op>& d) { return std::optional<double>(static_cast<double>(d.input.size())); },
+          made_afresh(&make_data<Op>)};
 }
 
 // f(Op{}) for the problem's operator (lab.toml's op, in reduction_lab.hpp's order).

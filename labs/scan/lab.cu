@@ -39,35 +39,39 @@ struct CompactData {
   std::vector<int> input, expected;
 };
 
+// The problems' data, made once per problem (problem_data) and, for the replay guard's draws
+// (ArrayOutput::draw: every timed run gets a fresh input), afresh for another seed.
+ScanData make_scan_data(const Problem& p) {
+  ScanData d{scan::model::scan_input(p.distribution, p.n, p.seed), {}};
+  d.expected = scan::model::exclusive_scan_reference(d.input);
+  return d;
+}
+ColoredData make_colored_data(const Problem& p) {
+  const int colors = static_cast<int>(p.knob("colors"));
+  ColoredData d{scan::model::scan_input(p.distribution, p.n, p.seed), {}, scan::model::color_input(p.n, p.seed, colors)};
+  d.expected = scan::model::colored_scan_reference(d.values, d.colors);
+  return d;
+}
+CompactData make_compact_data(const Problem& p) {
+  CompactData d{scan::model::compaction_input(p.distribution, p.n, p.seed, static_cast<int>(p.knob("zeros"))), {}};
+  d.expected = scan::model::compact_reference(d.input);
+  return d;
+}
+
 const ArrayOutput<int, ScanData> kScan{
-    [](const Problem& p) {
-      return problem_data<ScanData>(p.only({}), [&] {
-        ScanData d{scan::model::scan_input(p.distribution, p.n, p.seed), {}};
-        d.expected = scan::model::exclusive_scan_reference(d.input);
-        return d;
-      });
-    },
+    [](const Problem& p) { return problem_data<ScanData>(p.only({}), [&] { return make_scan_data(p); }); },
     [](const ScanData& d) { return std::span<const int>(d.expected); },
-    [](const ScanData& d) { return 8.0 * static_cast<double>(d.input.size()); }};  // read n, write n
+    [](const ScanData& d) { return 8.0 * static_cast<double>(d.input.size()); },  // read n, write n
+    {}, {}, made_afresh(&make_scan_data)};
 
 const ArrayOutput<int, ColoredData> kColored{
-    [](const Problem& p) {
-      const int colors = static_cast<int>(p.knob("colors"));
-      return problem_data<ColoredData>(p.only({"colors"}), [&] {
-        ColoredData d{scan::model::scan_input(p.distribution, p.n, p.seed), {}, scan::model::color_input(p.n, p.seed, colors)};
-        d.expected = scan::model::colored_scan_reference(d.values, d.colors);
-        return d;
-      });
-    },
+    [](const Problem& p) { return problem_data<ColoredData>(p.only({"colors"}), [&] { return make_colored_data(p); }); },
     [](const ColoredData& d) { return std::span<const int>(d.expected); },
-    [](const ColoredData& d) { return 9.0 * static_cast<double>(d.values.size()); }};  // 4-byte values, 1-byte colors, 4-byte out
+    [](const ColoredData& d) { return 9.0 * static_cast<double>(d.values.size()); },  // 4-byte values, 1-byte colors, 4-byte out
+    {}, {}, made_afresh(&make_colored_data)};
 
 std::shared_ptr<const CompactData> compact_data(const Problem& p) {
-  return problem_data<CompactData>(p.only({"zeros"}), [&] {
-    CompactData d{scan::model::compaction_input(p.distribution, p.n, p.seed, static_cast<int>(p.knob("zeros"))), {}};
-    d.expected = scan::model::compact_reference(d.input);
-    return d;
-  });
+  return problem_data<CompactData>(p.only({"zeros"}), [&] { return make_compact_data(p); });
 }
 
 // The scratch every student GPU stage gets (scan.cuh), with the problem's knobs.
@@ -112,10 +116,22 @@ Stage::Code cub_scan() {
 template <Where W>
 class Compact : public ArrayStage<int, W> {
  public:
-  // run(in, out, count, n): the stage's code (none in a host check).
+  // run(data, out, count): the stage's code (none in a host check).
   using Run = std::function<void(const CompactData&, int*, int*)>;
   explicit Compact(const Problem& p, Run run = {})
-      : ArrayStage<int, W>(p.n, [] { return std::span<const int>(); }), data_(compact_data(p)), run_(std::move(run)) {}
+      : ArrayStage<int, W>(p.n, [] { return std::span<const int>(); }), data_(compact_data(p)), run_(std::move(run)),
+        problem_(p) {}
+  // The replay guard: a fresh input for each timed run (its CPU compaction is O(n)); a GPU stage's
+  // run uploads it (the device input is set up by device_compact from data()).
+  bool redraw(std::uint64_t seed) override {
+    if (!on_redraw_) return false;
+    Problem fresh = problem_;
+    fresh.seed = seed;
+    data_ = std::make_shared<const CompactData>(make_compact_data(fresh));
+    on_redraw_(*data_);
+    return true;
+  }
+  void on_redraw(std::function<void(const CompactData&)> f) { on_redraw_ = std::move(f); }
   void reset_output() override {
     ArrayStage<int, W>::reset_output();
     if constexpr (W == Where::gpu) count_.poison();
@@ -151,6 +167,8 @@ class Compact : public ArrayStage<int, W> {
   }
   std::shared_ptr<const CompactData> data_;
   Run run_;
+  Problem problem_;
+  std::function<void(const CompactData&)> on_redraw_;
   std::conditional_t<W == Where::gpu, DeviceBuffer<int>, std::vector<int>> count_ = decltype(count_)(1);
 };
 
@@ -165,10 +183,12 @@ Stage::Code host_compact(std::size_t (*fn)(const int*, int*, std::size_t)) {
 // setup(problem, device input) -> what a run does with (out, count): the student's compact or CUB's.
 Stage::Code device_compact(std::function<std::function<void(const int*, int*, int*, std::size_t)>(const Problem&)> setup) {
   return {[setup](const Problem& p) -> Instance {
-            auto in = upload(compact_data(p)->input);
+            auto in = std::make_shared<DeviceBuffer<int>>(compact_data(p)->input);
             auto call = setup(p);
-            return std::make_unique<Compact<Where::gpu>>(
+            auto stage = std::make_unique<Compact<Where::gpu>>(
                 p, [in, call](const CompactData& d, int* out, int* count) { call(in->data(), out, count, d.input.size()); });
+            stage->on_redraw([in](const CompactData& d) { in->upload(d.input); });
+            return stage;
           },
           host_check<Compact<Where::cpu>>()};
 }

@@ -14,6 +14,7 @@
 
 #include "gpulab/device_info.hpp"
 #include "gpulab/manifest.hpp"
+#include "gpulab/fresh_input.cuh"
 #include "gpulab/stages.hpp"
 #include "shearsort.cuh"
 #include "shearsort_lab.hpp"
@@ -138,12 +139,26 @@ Stage::Code cpu_shear() {
   });
 }
 
+// The keys on the device, and the replay guard: each timed run sorts a fresh draw of the problem's
+// keys (sm::make_keys, another seed), judged on the device (gpulab/fresh_input.cuh): every tile
+// sorted and holding its own input keys (segment = the tile), or the whole array sorted (and stable
+// with values, which follow the keys at out + n).
+using Keys = std::shared_ptr<DeviceBuffer<std::int32_t>>;
+Keys upload_keys(const std::vector<std::int32_t>& keys) { return std::make_shared<DeviceBuffer<std::int32_t>>(keys); }
+DeviceRun<std::int32_t> guarded(std::function<void(std::int32_t*)> run, const Keys& keys, const Problem& p,
+                                std::size_t segment, bool pairs = false) {
+  const std::size_t n = keys->size();
+  return sort_with_fresh_keys<std::int32_t>(
+      std::move(run), keys, [input = lab::input_of(p), n](std::uint64_t seed) { return sm::make_keys(input, n, seed); },
+      Int32Order{}, segment, pairs ? std::optional<std::size_t>(n) : std::nullopt);
+}
+
 using TileFn = void (*)(const std::int32_t*, std::int32_t*, std::size_t, ShearWorkspace&);
 Stage::Code tile_stage(TileFn fn) {
   return device_stage<std::int32_t, TileData>(kTiles, [fn](const std::shared_ptr<const TileData>& d, const Problem& p) {
-    auto in = upload(d->keys);
+    auto in = upload_keys(d->keys);
     auto ws = workspace(p, 1 << 16);  // the tile stages need none: a small arena, guarded all the same
-    return [fn, in, ws](std::int32_t* out) { fn(in->data(), out, in->size(), ws->fresh()); };
+    return guarded([fn, in, ws](std::int32_t* out) { fn(in->data(), out, in->size(), ws->fresh()); }, in, p, kTileKeys);
   });
 }
 
@@ -154,14 +169,16 @@ Stage::Code merge_stage(MergeFn fn) {
                                                                        const Problem& p) {
     const std::size_t n = d->keys.size();
     if (d->pairs && n >= 0xFFFFFFFFull) throw UsageError("--param pairs=1 needs n < 2^32 - 1 (positions are 32-bit)");
-    auto keys = upload(d->keys);
+    auto keys = upload_keys(d->keys);
     auto values = upload(d->values);
     auto ws = workspace(p, shearsort_workspace_bytes(n, lab::config_for(p)));
     const bool pairs = d->pairs;
-    return [fn, keys, values, ws, n, pairs](std::int32_t* out) {
-      fn(keys->data(), pairs ? values->data() : nullptr, out, pairs ? reinterpret_cast<std::uint32_t*>(out + n) : nullptr,
-         n, ws->fresh());
-    };
+    return guarded(
+        [fn, keys, values, ws, n, pairs](std::int32_t* out) {
+          fn(keys->data(), pairs ? values->data() : nullptr, out,
+             pairs ? reinterpret_cast<std::uint32_t*>(out + n) : nullptr, n, ws->fresh());
+        },
+        keys, p, n, pairs);
   });
 }
 
@@ -169,29 +186,30 @@ Stage::Code merge_stage(MergeFn fn) {
 
 using CubTileFn = void (*)(const std::int32_t*, std::int32_t*, std::size_t);
 Stage::Code cub_tiles(CubTileFn fn) {
-  return device_stage<std::int32_t, TileData>(kTiles, [fn](const std::shared_ptr<const TileData>& d, const Problem&) {
-    auto in = upload(d->keys);
-    return [fn, in](std::int32_t* out) { fn(in->data(), out, in->size()); };
+  return device_stage<std::int32_t, TileData>(kTiles, [fn](const std::shared_ptr<const TileData>& d, const Problem& p) {
+    auto in = upload_keys(d->keys);
+    return guarded([fn, in](std::int32_t* out) { fn(in->data(), out, in->size()); }, in, p, kTileKeys);
   });
 }
 
 // CUB's temporary storage sized and allocated here, untimed.
 Stage::Code cub_sort(CubSort which) {
   return device_stage<std::int32_t, SortData>(sort_output(true), [which](const std::shared_ptr<const SortData>& d,
-                                                                         const Problem&) {
-    auto in = upload(d->keys);
+                                                                         const Problem& p) {
+    auto in = upload_keys(d->keys);
     const std::size_t bytes = cub_sort_temp_bytes(which, d->keys.size());
     auto temp = std::make_shared<DeviceBuffer<unsigned char>>(std::max<std::size_t>(bytes, 16));
-    return [which, in, temp, bytes](std::int32_t* out) { sort_cub(which, in->data(), out, in->size(), temp->data(), bytes); };
+    return guarded([which, in, temp, bytes](std::int32_t* out) { sort_cub(which, in->data(), out, in->size(), temp->data(), bytes); },
+                   in, p, in->size());
   });
 }
 
 Stage::Code thrust_sort() {
   return device_stage<std::int32_t, SortData>(sort_output(true), [](const std::shared_ptr<const SortData>& d,
                                                                     const Problem& p) {
-    auto in = upload(d->keys);
+    auto in = upload_keys(d->keys);
     auto ws = workspace(p, thrust_workspace_bytes(d->keys.size()));
-    return [in, ws](std::int32_t* out) { sort_thrust(in->data(), out, in->size(), ws->fresh()); };
+    return guarded([in, ws](std::int32_t* out) { sort_thrust(in->data(), out, in->size(), ws->fresh()); }, in, p, in->size());
   });
 }
 

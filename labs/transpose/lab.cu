@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpulab/data.hpp"
+#include "gpulab/fresh_input.cuh"
 #include "gpulab/manifest.hpp"
 #include "gpulab/stages.hpp"
 #include "transpose.cuh"
@@ -52,13 +53,42 @@ ArrayOutput<float, Matrices> output(bool transposes) {
           }};
 }
 
+// The replay guard's verdict on a run with a drawn input: the first output element (row-major in
+// the output's shape) that is not its input element's bits.
+__global__ void first_misplaced(const float* in, const float* out, std::size_t rows, std::size_t cols, bool transposes,
+                                unsigned long long* first) {
+  const std::size_t n = rows * cols, stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const std::size_t at = transposes ? (i % cols) * rows + i / cols : i;  // in[r][c] lands at out[c][r]
+    if (__float_as_uint(out[at]) != __float_as_uint(in[i])) atomicMin(first, static_cast<unsigned long long>(at));
+  }
+}
+
+CheckResult judge_drawn(const float* in, const float* out, const Shape& s, bool transposes) {
+  DeviceBuffer<unsigned long long> first(1);
+  const unsigned long long none = ~0ull;
+  GPULAB_CUDA_CHECK(cudaMemcpy(first.data(), &none, sizeof none, cudaMemcpyHostToDevice));
+  if (s.count() > 0) first_misplaced<<<4096, 256>>>(in, out, s.rows, s.cols, transposes, first.data());
+  GPULAB_CUDA_CHECK(cudaGetLastError());
+  const unsigned long long at = first.download()[0];
+  if (at == none) return CheckResult::pass();
+  return CheckResult::fail("element " + std::to_string(at) + " of the output is wrong" +
+                           transpose::model::where_in_matrix(at, s, transposes));
+}
+
 using Transpose = void (*)(const float*, float*, std::size_t, std::size_t);
 
-// A stage of transpose.cu: one round, no barrier between blocks (R(n) = 1).
+// A stage of transpose.cu: one round, no barrier between blocks (R(n) = 1). The replay guard draws
+// each timed run's matrix on the device (a transpose moves the same bytes whatever they hold) and
+// judges the run there: at 8192^2 a CPU draw and transpose per run would cost seconds per stage.
 Stage::Code gpu(Transpose f, bool transposes = true) {
-  return device_stage<float, Matrices>(output(transposes), [f](const std::shared_ptr<const Matrices>& m, const Problem&) {
-    auto in = upload(m->in);
-    return [f, m, in](float* out) { f(in->data(), out, m->shape.rows, m->shape.cols); };
+  return device_stage<float, Matrices>(output(transposes), [f, transposes](const std::shared_ptr<const Matrices>& m,
+                                                                          const Problem&) {
+    auto in = std::make_shared<DeviceBuffer<float>>(m->in);
+    const Shape s = m->shape;
+    return DeviceRun<float>{[f, s, in](float* out) { f(in->data(), out, s.rows, s.cols); },
+                            [in](std::uint64_t seed) { draw_uniform_floats(in->data(), in->size(), seed); },
+                            [in, s, transposes](const float* out) { return judge_drawn(in->data(), out, s, transposes); }};
   });
 }
 

@@ -88,6 +88,16 @@ class StageInstance {
     (void)bytes;
     return CheckResult::fail("this lab does not support out-of-process verification yet");
   }
+  // The replay guard (run_stage): before every timed run the runner asks for an input no earlier
+  // call saw, drawn from `seed` (an unpredictable number) like the problem's own input (same
+  // generator, size and knobs), untimed; after the run check() judges the output against that
+  // draw, in O(n) where the oracle would cost more. A stage that saw one input in its untimed check
+  // run could otherwise make the answer there (on the CPU) and replay it, timed, with a copy.
+  // Returns false when the stage cannot draw (it is then timed on its one input).
+  virtual bool redraw(std::uint64_t seed) {
+    (void)seed;
+    return false;
+  }
 };
 
 // A `--param key=value` of the lab (lab.toml's [knob.<key>]): an integer range, or named values

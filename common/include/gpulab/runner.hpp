@@ -21,6 +21,7 @@ struct StageResult {
   std::optional<double> gbps, elements_per_s, percent_of_copy, speedup_vs_cpu;
   std::optional<long> launches, predicted_launches;
   std::optional<std::size_t> host_copy_bytes;  // cudaMemcpy host<->device inside run()
+  bool fresh_inputs = false;  // timed on a fresh input per run, each run checked (the replay guard)
 };
 
 // Where a checked stage's raw output goes: <folder>/<stage>.bin, a header line naming the lab and
@@ -34,6 +35,10 @@ struct RunOptions {
   Problem problem;
   MeasureOptions measure;
   bool time = true;  // false: check only (sanitizers, profilers)
+  // The replay guard (StageInstance::redraw): every timed run, warm-ups included, on a fresh draw of
+  // the input, each run's output checked. Experiments turn it off (one input: their sweeps at 2^28
+  // would spend most of their time drawing keys on the host); `run`, and so the grader, keep it.
+  bool fresh_inputs = true;
   std::optional<SaveOutput> save_output;
 };
 
@@ -50,7 +55,8 @@ StageResult verify_stage_output(const Stage& stage, const Problem& problem, std:
 std::variant<std::vector<unsigned char>, std::string> load_saved_output(const std::string& path, const std::string& lab_id,
                                                                         const std::string& stage_id);
 
-// check_stage, then (if it passed and options.time) measure it.
+// check_stage, then (if it passed and options.time) measure it: a run that is wrong on its fresh
+// input (options.fresh_inputs) fails the stage, with the run named.
 StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& options);
 
 // percent_of_copy = GB/s against the device's measured copy roof (GPU stages with a timing).

@@ -109,9 +109,13 @@ class ArrayStage : public StageInstance {
   // The output for a check: refused with ScratchOverrun when the run wrote past a scratch region,
   // so that a lab's own check() (scan's compaction) fails on it too.
   auto download() {
+    finish_run();
+    return download_output();
+  }
+  // The run finished (synchronised) and inside its scratch, or a ScratchOverrun.
+  void finish_run() {
     if constexpr (W == Where::gpu) GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
     if (auto overrun = scratch_.overrun()) throw ScratchOverrun(*overrun);
-    return download_output();
   }
 
  private:
@@ -242,7 +246,18 @@ struct ArrayOutput {
   // A richer verdict than the first mismatch (where in a matrix, an oracle decoded); unset: exact.
   std::function<CheckResult(const Data&, std::span<const T>)> judge = {};
   std::function<std::optional<double>(const Data&)> elements = {};    // unset: the problem's n
+  // The replay guard's draw for a lab whose oracle is cheap (O(n)): the problem's data made afresh,
+  // not cached, for the problem with another seed. A GPU stage is then set up again on every draw
+  // (inputs uploaded, scratch taken: untimed) and each timed run checked like the first. Unset:
+  // the setup's own guard (DeviceRun::redraw), or none.
+  std::function<std::shared_ptr<const Data>(const Problem&)> draw = {};
 };
+
+// ArrayOutput::draw from the builder a lab's cached problem_data also calls: the data made afresh.
+template <class Data>
+std::function<std::shared_ptr<const Data>(const Problem&)> made_afresh(Data (*make)(const Problem&)) {
+  return [make](const Problem& p) { return std::make_shared<const Data>(make(p)); };
+}
 
 namespace detail {
 template <class Data>
@@ -250,6 +265,24 @@ struct HoldsData {  // a base, so that the data exists before ArrayStage is size
   std::shared_ptr<const Data> data_;
 };
 }  // namespace detail
+
+// What a GPU stage's setup gives the kit: the timed run and, for the replay guard
+// (StageInstance::redraw), how to draw a fresh input into the stage's device input and judge a
+// run's output against it. A setup that returns only the run's closure is timed on one input.
+template <class T>
+struct DeviceRun {
+  std::function<void(T*)> run;
+  // Rewrites the stage's device input with a draw of the problem's input from this seed (untimed).
+  std::function<void(std::uint64_t)> redraw = {};
+  // The verdict on a run's device output for the latest draw (O(n), e.g. judge_sort_on_device).
+  std::function<CheckResult(const T*)> judge_drawn = {};
+
+  template <class F>
+    requires std::is_invocable_v<F&, T*>
+  DeviceRun(F f) : run(std::move(f)) {}  // NOLINT: a closure is a run without a guard
+  DeviceRun(std::function<void(T*)> r, std::function<void(std::uint64_t)> draw, std::function<CheckResult(const T*)> judge)
+      : run(std::move(r)), redraw(std::move(draw)), judge_drawn(std::move(judge)) {}
+};
 
 // A stage whose output is ArrayOutput's array; run() calls the closure the factory gave it.
 template <class T, Where W, class Data>
@@ -270,6 +303,39 @@ class DataStage : private detail::HoldsData<Data>, public ArrayStage<T, W> {
   }
   const std::shared_ptr<const Data>& data() const { return this->data_; }
   void set_run(Run run) { run_ = std::move(run); }
+  void set_device_run(DeviceRun<T> r) {
+    run_ = std::move(r.run);
+    redraw_ = std::move(r.redraw);
+    judge_drawn_ = std::move(r.judge_drawn);
+  }
+  // ArrayOutput::draw's guard: `setup_again` sets the stage up on new data (its run replaces this one).
+  void set_data_draw(Problem problem, std::function<DeviceRun<T>(const std::shared_ptr<const Data>&)> setup_again) {
+    problem_ = std::move(problem);
+    setup_again_ = std::move(setup_again);
+  }
+  bool redraw(std::uint64_t seed) override {
+    if (setup_again_ && out_.draw) {
+      Problem fresh = problem_;
+      fresh.seed = seed;
+      this->data_ = out_.draw(fresh);  // the expected output and the check follow the new data
+      run_ = setup_again_(this->data_).run;
+      return true;
+    }
+    if (!redraw_ || !judge_drawn_) return false;
+    redraw_(seed);
+    drawn_ = true;
+    return true;
+  }
+  // After the setup's own draw the expected output is no longer known: its device verdict judges.
+  CheckResult check() override {
+    if (!drawn_) return ArrayStage<T, W>::check();
+    try {
+      this->finish_run();
+      return judge_drawn_(this->output());
+    } catch (const ScratchOverrun& e) {
+      return CheckResult::fail(e.what());
+    }
+  }
 
  protected:
   CheckResult check_values(std::span<const T> got) override {
@@ -279,6 +345,11 @@ class DataStage : private detail::HoldsData<Data>, public ArrayStage<T, W> {
  private:
   ArrayOutput<T, Data> out_;
   Run run_;
+  std::function<void(std::uint64_t)> redraw_;
+  std::function<CheckResult(const T*)> judge_drawn_;
+  bool drawn_ = false;  // by the setup's own guard
+  Problem problem_;
+  std::function<DeviceRun<T>(const std::shared_ptr<const Data>&)> setup_again_;
 };
 
 // A CPU stage: fn(data, output).
@@ -292,15 +363,19 @@ Stage::Code host_stage(ArrayOutput<T, Data> out, std::function<void(const Data&,
 }
 
 // A GPU stage: setup(data, problem), called when the stage is prepared (untimed: uploads, scratch),
-// returns what each timed run does with the device output. Its verdict on saved output is judged
-// on the host (HostCheck), with no CUDA context.
+// returns what each timed run does with the device output: a DeviceRun, with the replay guard's
+// draw and verdict, or only the run's closure. Its verdict on saved output is judged on the host
+// (HostCheck), with no CUDA context.
 template <class T, class Data>
-using DeviceSetup = std::function<std::function<void(T*)>(const std::shared_ptr<const Data>&, const Problem&)>;
+using DeviceSetup = std::function<DeviceRun<T>(const std::shared_ptr<const Data>&, const Problem&)>;
 template <class T, class Data>
 Stage::Code device_stage(ArrayOutput<T, Data> out, DeviceSetup<T, Data> setup) {
   return {[out, setup](const Problem& p) -> std::unique_ptr<StageInstance> {
             auto stage = std::make_unique<DataStage<T, Where::gpu, Data>>(p, out);
-            stage->set_run(setup(stage->data(), p));
+            DeviceRun<T> first = setup(stage->data(), p);
+            if (out.draw && !first.redraw)
+              stage->set_data_draw(p, [setup, p](const std::shared_ptr<const Data>& d) { return setup(d, p); });
+            stage->set_device_run(std::move(first));
             return stage;
           },
           [out](const Problem& p) -> std::unique_ptr<StageInstance> {

@@ -87,15 +87,16 @@ struct TimingStats {
 // grader's clock; the grader's Nsight Compute cross-check stands behind both
 // (autograder/gpulab/checks/performance.py). `before_each` runs untimed before every run, warm-ups
 // included; a lab poisons its outputs there. The L2 is flushed after `before_each`, so poisoning
-// does not leave the outputs cached.
+// does not leave the outputs cached. `after_each` runs untimed after every run (the runner checks
+// each run's output there when the stage draws a fresh input for every run: run_stage).
 inline constexpr double kTailAllowanceMs = 0.02;    // the host's wake-up after a synchronisation
 inline constexpr double kTailAllowanceShare = 0.25; // a quarter of the run: within the cross-check's 0.8
 TimingStats measure_gpu(const std::function<void()>& body, const std::function<void()>& before_each = {},
-                        const MeasureOptions& options = {});
+                        const MeasureOptions& options = {}, const std::function<void()>& after_each = {});
 
 // Same for host code, with a steady clock.
 TimingStats measure_cpu(const std::function<void()>& body, const std::function<void()>& before_each = {},
-                        const MeasureOptions& options = {});
+                        const MeasureOptions& options = {}, const std::function<void()>& after_each = {});
 
 // Throughput from the model's bytes moved (each input read once, each output written once).
 double gigabytes_per_second(double bytes, double ms);

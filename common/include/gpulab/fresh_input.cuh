@@ -1,0 +1,180 @@
+// The replay guard's device parts (StageInstance::redraw: every timed run gets an input no earlier
+// call saw, and its output is judged): verdicts in O(n) with no oracle, where a CPU oracle of every
+// draw would cost seconds per stage (a CPU sort of 2^24 keys), and draws made on the device for
+// stages whose work does not depend on the values (a transpose). Include from a lab's lab.cu.
+//
+// judge_sort_on_device: a sort's output, per segment of `segment` keys (a whole sort: segment = n;
+// ShearSort's tile stages: 1024):
+// - sorted: order_key(out[i]) <= order_key(out[i + 1]) inside a segment;
+// - with values (value i = input position i): every value names a position of the same segment
+//   whose key is the output key, and equal order keys have increasing values. Together that makes
+//   the values a permutation (a repeat would be equal keys with equal values) and the sort stable:
+//   exact, no fingerprint;
+// - keys only: the output is the input's multiset of keys per segment, up to a salted 128-bit
+//   fingerprint (sums of a 64-bit mix of (key, segment) under two salts from the OS's entropy, so
+//   no stage can aim at a collision).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "gpulab/buffer.hpp"
+#include "gpulab/check.hpp"
+#include "gpulab/cuda_check.hpp"
+#include "gpulab/stages.hpp"
+
+namespace gpulab {
+
+namespace fresh_input_detail {
+
+inline constexpr unsigned long long kNone = ~0ull;
+
+struct Tally {
+  unsigned long long unsorted = kNone;    // first i with out[i + 1] before out[i]
+  unsigned long long bad_value = kNone;   // first i whose value is not the position of its key
+  unsigned long long unstable = kNone;    // first i with equal keys and values not increasing
+  unsigned long long in_sum[2] = {0, 0};  // keys only: the input's fingerprints
+  unsigned long long out_sum[2] = {0, 0};
+};
+
+__host__ __device__ inline unsigned long long mix64(unsigned long long z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+__device__ inline unsigned long long warp_sum(unsigned long long v) {
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+template <class OrderKey>
+__global__ void judge_sort(const std::uint32_t* in, const std::uint32_t* out, const std::uint32_t* values,
+                           std::size_t n, std::size_t segment, OrderKey order_key, unsigned long long salt0,
+                           unsigned long long salt1, Tally* tally) {
+  unsigned long long in0 = 0, in1 = 0, out0 = 0, out1 = 0;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const std::size_t seg = i / segment;
+    const std::uint32_t key = out[i];
+    const bool has_next = i + 1 < n && (i + 1) % segment != 0;
+    const std::uint32_t next = has_next ? out[i + 1] : 0;
+    if (has_next && order_key(next) < order_key(key)) atomicMin(&tally->unsorted, i);
+    if (values) {
+      const std::uint32_t v = values[i];
+      if (v >= n || v / segment != seg || in[v] != key) atomicMin(&tally->bad_value, i);
+      if (has_next && order_key(next) == order_key(key) && values[i + 1] <= v) atomicMin(&tally->unstable, i);
+    } else {
+      const unsigned long long tagged = (static_cast<unsigned long long>(seg) << 32) | key;
+      const unsigned long long tagged_in = (static_cast<unsigned long long>(seg) << 32) | in[i];
+      out0 += mix64(tagged ^ salt0);
+      out1 += mix64(tagged ^ salt1);
+      in0 += mix64(tagged_in ^ salt0);
+      in1 += mix64(tagged_in ^ salt1);
+    }
+  }
+  if (values) return;
+  in0 = warp_sum(in0), in1 = warp_sum(in1), out0 = warp_sum(out0), out1 = warp_sum(out1);
+  if (threadIdx.x % 32 == 0) {
+    atomicAdd(&tally->in_sum[0], in0);
+    atomicAdd(&tally->in_sum[1], in1);
+    atomicAdd(&tally->out_sum[0], out0);
+    atomicAdd(&tally->out_sum[1], out1);
+  }
+}
+
+inline unsigned long long entropy64() {
+  std::random_device entropy;
+  return (static_cast<unsigned long long>(entropy()) << 32) ^ entropy();
+}
+
+}  // namespace fresh_input_detail
+
+// The verdict on a sort's device output `out` (and `out_values`, or null for keys only) of the device
+// input `in` (values of the input: their positions). `order_key` maps a key's 32 bits to an unsigned
+// key in the sort's order (a device-callable functor). Synchronises; blockDim 256, the grid sized
+// to the device's SMs (a grid-stride loop: one pass over n, a few atomics per warp).
+template <class OrderKey>
+CheckResult judge_sort_on_device(const std::uint32_t* in, const std::uint32_t* out, const std::uint32_t* out_values,
+                                 std::size_t n, std::size_t segment, OrderKey order_key) {
+  namespace d = fresh_input_detail;
+  if (n == 0) return CheckResult::pass();
+  if (segment == 0) segment = n;
+  DeviceBuffer<d::Tally> tally(1);
+  const d::Tally init{};
+  GPULAB_CUDA_CHECK(cudaMemcpy(tally.data(), &init, sizeof init, cudaMemcpyHostToDevice));
+  int device = 0, sms = 0;
+  GPULAB_CUDA_CHECK(cudaGetDevice(&device));
+  GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const std::size_t blocks = std::min<std::size_t>((n + 255) / 256, static_cast<std::size_t>(8 * sms));
+  d::judge_sort<<<static_cast<unsigned>(blocks), 256>>>(in, out, out_values, n, segment, order_key, d::entropy64(),
+                                                       d::entropy64(), tally.data());
+  GPULAB_CUDA_CHECK(cudaGetLastError());
+  d::Tally t;
+  GPULAB_CUDA_CHECK(cudaMemcpy(&t, tally.data(), sizeof t, cudaMemcpyDeviceToHost));
+  auto at = [&](unsigned long long i) {
+    return "at " + std::to_string(i) + (segment < n ? " (tile " + std::to_string(i / segment) + ")" : std::string{});
+  };
+  if (t.unsorted != d::kNone) return CheckResult::fail("not sorted " + at(t.unsorted) + ": the next key comes before it");
+  if (t.bad_value != d::kNone)
+    return CheckResult::fail("value " + at(t.bad_value) + " is not the input position of its key");
+  if (t.unstable != d::kNone) return CheckResult::fail("unstable " + at(t.unstable) + ": equal keys out of input order");
+  if (!out_values && (t.in_sum[0] != t.out_sum[0] || t.in_sum[1] != t.out_sum[1]))
+    return CheckResult::fail(segment < n ? "some tile's keys are not that tile's input keys (lost, invented or moved)"
+                                         : "the output keys are not the input keys (a key lost or invented)");
+  return CheckResult::pass();
+}
+
+// n floats drawn uniformly in [lo, hi) from `seed`, on the device (counter-based: element i is a mix
+// of (seed, i)), for a stage whose work does not depend on the values.
+namespace fresh_input_detail {
+template <class Float>
+__global__ void draw_floats(Float* out, std::size_t n, unsigned long long seed, float lo, float hi) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const unsigned long long z = mix64(seed + 0x9E3779B97F4A7C15ull * (i + 1));
+    out[i] = lo + (hi - lo) * static_cast<float>(z >> 40) * 0x1.0p-24f;
+  }
+}
+}  // namespace fresh_input_detail
+
+inline void draw_uniform_floats(float* out, std::size_t n, std::uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
+  if (n == 0) return;
+  fresh_input_detail::draw_floats<<<static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4096)), 256>>>(
+      out, n, seed, lo, hi);
+  GPULAB_CUDA_CHECK(cudaGetLastError());
+}
+
+// int32 keys in their order, as unsigned words (the sign bit flipped).
+struct Int32Order {
+  __device__ std::uint32_t operator()(std::uint32_t bits) const { return bits ^ 0x80000000u; }
+};
+
+// A GPU sort's DeviceRun with the replay guard: `draw(seed)` makes a fresh draw of the problem's
+// keys on the host (the problem's own generator, another seed), uploaded into `keys`, the device
+// input every run reads; each run's output is judged by judge_sort_on_device. `values_at`: where
+// the values (the input positions, never redrawn) start in the output, in elements; none: keys only.
+template <class Key, class OrderKey>
+DeviceRun<Key> sort_with_fresh_keys(std::function<void(Key*)> run, std::shared_ptr<DeviceBuffer<Key>> keys,
+                                    std::function<std::vector<Key>(std::uint64_t)> draw, OrderKey order_key,
+                                    std::size_t segment = 0, std::optional<std::size_t> values_at = std::nullopt) {
+  static_assert(sizeof(Key) == 4 && std::is_trivially_copyable_v<Key>, "the verdict reads 32-bit keys");
+  return {std::move(run), [keys, draw](std::uint64_t seed) { keys->upload(draw(seed)); },
+          [keys, order_key, segment, values_at](const Key* out) {
+            const auto* words = reinterpret_cast<const std::uint32_t*>(out);
+            return judge_sort_on_device(reinterpret_cast<const std::uint32_t*>(keys->data()), words,
+                                        values_at ? words + *values_at : nullptr, keys->size(), segment, order_key);
+          }};
+}
+
+}  // namespace gpulab

@@ -1,0 +1,85 @@
+// The replay guard's device parts (gpulab/fresh_input.cuh): the sort verdict catches each way a
+// timed run can be wrong, and the device draw is a function of its seed.
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "gpulab/fresh_input.cuh"
+#include "gpulab/testing.hpp"
+
+namespace {
+
+using u32 = std::uint32_t;
+
+struct Plain {
+  __device__ u32 operator()(u32 bits) const { return bits; }
+};
+
+// The verdict on host arrays, uploaded; values empty: keys only.
+gpulab::CheckResult judge(const std::vector<u32>& in, const std::vector<u32>& out, const std::vector<u32>& values = {},
+                          std::size_t segment = 0) {
+  gpulab::DeviceBuffer<u32> d_in(in), d_out(out), d_values(values);
+  return gpulab::judge_sort_on_device(d_in.data(), d_out.data(), values.empty() ? nullptr : d_values.data(), in.size(),
+                                      segment, Plain{});
+}
+
+bool says(const gpulab::CheckResult& r, const std::string& what) { return !r.ok && r.message.find(what) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("GPU: judge_sort_on_device passes a sort and names each way a run is wrong", "[gpu][fresh-input]") {
+  const std::vector<u32> in{5, 3, 9, 3, 1, 7, 3, 2};
+  const std::vector<u32> sorted{1, 2, 3, 3, 3, 5, 7, 9};
+  const std::vector<u32> positions{4, 7, 1, 3, 6, 0, 5, 2};  // stable: the three 3s in input order
+  CHECK(judge(in, sorted).ok);
+  CHECK(judge(in, sorted, positions).ok);
+  CHECK(judge({}, {}).ok);
+
+  SECTION("out of order") { CHECK(says(judge(in, {1, 3, 2, 3, 3, 5, 7, 9}), "not sorted at 1")); }
+  SECTION("a key replaced by another that keeps the order (keys only: the fingerprint)") {
+    CHECK(says(judge(in, {1, 2, 3, 3, 3, 5, 8, 9}), "not the input keys"));
+  }
+  SECTION("a replayed answer: sorted, but another input's keys") {
+    CHECK(says(judge({8, 6, 4, 2, 0, 1, 3, 5}, sorted), "not the input keys"));
+  }
+  SECTION("pairs: equal keys out of input order") {
+    CHECK(says(judge(in, sorted, {4, 7, 3, 1, 6, 0, 5, 2}), "unstable at 2"));
+  }
+  SECTION("pairs: a value that is not its key's position, or out of range") {
+    CHECK(says(judge(in, sorted, {4, 7, 1, 3, 6, 5, 5, 2}), "value at 5"));
+    CHECK(says(judge(in, sorted, {4, 7, 1, 3, 6, 0, 5, 99}), "value at 7"));
+  }
+  SECTION("segments: each sorted in place, and a key that moved to another segment") {
+    CHECK(judge({4, 2, 3, 1}, {2, 4, 1, 3}, {}, 2).ok);
+    CHECK(says(judge({4, 2, 3, 1}, {1, 2, 3, 4}, {}, 2), "tile's keys"));
+    CHECK(says(judge({4, 2, 3, 1}, {1, 2, 3, 4}, {1, 3, 2, 0}, 2), "value at 0 (tile 0)"));
+  }
+}
+
+TEST_CASE("GPU: judge_sort_on_device at a size of many blocks: one wrong key in 2^22 is found", "[gpu][fresh-input]") {
+  const std::size_t n = std::size_t{1} << 22;
+  std::vector<u32> in(n), out(n);
+  std::iota(out.begin(), out.end(), 0u);
+  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<u32>((i * 2654435761u) % n);  // a permutation of 0..n-1
+  CHECK(judge(in, out).ok);
+  out[n - 3] = out[n - 4];  // sorted still, one key lost, one doubled
+  CHECK(says(judge(in, out), "not the input keys"));
+}
+
+TEST_CASE("GPU: draw_uniform_floats is a function of its seed, inside [lo, hi)", "[gpu][fresh-input]") {
+  const std::size_t n = 100003;
+  gpulab::DeviceBuffer<float> a(n), b(n), c(n);
+  gpulab::draw_uniform_floats(a.data(), n, 42);
+  gpulab::draw_uniform_floats(b.data(), n, 42);
+  gpulab::draw_uniform_floats(c.data(), n, 43);
+  const auto ha = a.download(), hb = b.download(), hc = c.download();
+  CHECK(ha == hb);
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    same += ha[i] == hc[i];
+    REQUIRE(ha[i] >= -1.0f);
+    REQUIRE(ha[i] < 1.0f);
+  }
+  CHECK(same < n / 1000);
+}
