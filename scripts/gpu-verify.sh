@@ -25,6 +25,7 @@
 #        timers (run --timer sync and events, three processes each, at each lab's grading size),
 #        gpu-slow-testdata + gpu-slow-rest (the gpu-slow preset in two halves, one per GPU),
 #        ncu-overhead (autograder/bench/ncu_overhead.py: the timing cross-check's ncu cost, way by way),
+#        guard-cost (autograder/bench/replay_guard_cost.py: the replay guard's cost per lab, medians beside),
 #        candidate (a patch to a reference timed against it: scripts/gpu-candidate.sh; CANDIDATE_PATCH, CANDIDATE_RUNS).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -73,7 +74,9 @@ if [ "$mode" = steps ]; then
       concurrent) OUT=$L/concurrent run concurrent 900 ctest --preset gpu-slow -R 'autograder[.]concurrent[.]gpu' --output-on-failure ;;
       e2e) run e2e 900 ctest --preset gpu-slow -R 'autograder[.]e2e[.]gpu' --output-on-failure ;;
       # CLASSES / CLASS_LABS pick other known-bad classes (e.g. CLASSES="stale-output memoized-replay").
-      classes) run classes 900 $py autograder/tests/testdata_suite.py $(printf -- "--only %s " ${CLASSES:-writes-everywhere library-single-pass}) --out "$L/classes" ${CLASS_LABS:-$labs} ;;
+      classes) run classes 900 $py autograder/tests/testdata_suite.py --jobs "${CLASS_JOBS:-1}" $(printf -- "--only %s " ${CLASSES:-writes-everywhere library-single-pass}) --out "$L/classes" ${CLASS_LABS:-$labs} ;;
+      # What the replay guard (a fresh input per timed run) adds to each lab's timing, medians beside.
+      guard-cost) run guard-cost 600 $py autograder/bench/replay_guard_cost.py ;;
       selfgrade) OUT=$L/selfgrade run selfgrade 900 scripts/handout-selfgrade-gpu.sh "$root/build/gpu" ;;
       measure-*) run "$s" 900 build/gpu/gpulab measure "${s#measure-}" ${MEASURE_FLAGS---quick} --out "$L/$s" ;;   # MEASURE_FLAGS= : full size
       batch) OUT=$L/batch run batch 900 scripts/gpu-batch-check.sh gpu ;;
@@ -114,7 +117,7 @@ if [ "$mode" = steps ]; then
         OUT=$L/candidate run candidate 900 scripts/gpu-candidate.sh "${CANDIDATE_PATCH:-}" "${runs[@]}" ;;
       ncu-overhead) run ncu-overhead 900 $py autograder/bench/ncu_overhead.py --out "$L/ncu-overhead" ;;
       gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
-      *) sum "unknown step $s (steps: build ctest-gpu concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers ncu-overhead candidate)" ;;
+      *) sum "unknown step $s (steps: build ctest-gpu concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers ncu-overhead guard-cost candidate)" ;;
     esac
   done
   sum "steps done"

@@ -213,6 +213,7 @@ struct RunCommand {
   std::string where = "all";
   bool no_time = false;
   bool no_cpu_baseline = false;
+  bool same_input = false;
   bool check_starter = false;
   std::string save_output;
 };
@@ -261,6 +262,7 @@ int cmd_run(const Lab& lab, const RunCommand& cmd) {
   options.problem = make_problem(lab, cmd.common);
   options.measure = make_measure(cmd.common);
   options.time = !cmd.no_time && !cmd.check_starter;
+  options.fresh_inputs = !cmd.same_input;
   if (!cmd.save_output.empty()) options.save_output = SaveOutput{cmd.save_output, lab.id};
   const auto selected = select_stages(lab, cmd);
   lab.check_knobs(options.problem, selected);
@@ -518,6 +520,9 @@ int runner_main(int argc, char** argv) {
     run_cmd->add_flag("--no-cpu-baseline", run.no_cpu_baseline,
                       "no \"vs CPU\" column: the CPU baseline is not run unless selected (the grader's timing: "
                       "a CPU transpose of 8192^2 is seconds)");
+    run_cmd->add_flag("--same-input", run.same_input,
+                      "time every run on the problem's one input, as experiments do (faster; not the grader's way: "
+                      "it gives each timed run a fresh input and judges it, so no answer made untimed can be replayed)");
     run_cmd->add_flag("--check-starter", run.check_starter,
                       "verify that every student stage reports TODO (the untouched starter)");
     run_cmd->add_option("--save-output", run.save_output,
