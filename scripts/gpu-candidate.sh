@@ -39,7 +39,7 @@ build "$copy" B || { echo "gpu-candidate: the patched tree does not build:" >&2;
 echo "tree,lab,n,round,stage,status,median_ms,gbps" > "$out/results.csv"
 for spec in "$@"; do
   set -- $spec; lab=$1 n=$2 stages=$3
-  args=(run --n "$n" --reps "${REPS:-10}" --no-cpu-baseline --format json)
+  args=(run --n "$n" --reps "${REPS:-10}" --no-cpu-baseline --same-input --format json)  # one input: A vs B, not the guard
   for s in ${stages//,/ }; do args+=(--stage "$s"); done
   for round in $(seq 1 "${ROUNDS:-2}"); do
     for tree in A B; do
