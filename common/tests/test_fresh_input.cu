@@ -1,6 +1,7 @@
 // The replay guard's device parts (gpulab/fresh_input.cuh): the sort verdict catches each way a
 // timed run can be wrong, and the device draw is a function of its seed.
 #include <cstdint>
+#include <algorithm>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -82,4 +83,41 @@ TEST_CASE("GPU: draw_uniform_floats is a function of its seed, inside [lo, hi)",
     REQUIRE(ha[i] < 1.0f);
   }
   CHECK(same < n / 1000);
+}
+
+TEST_CASE("GPU: DrawPool draws distinct pool values, another subset and order per seed", "[gpu][fresh-input]") {
+  const std::size_t n = 1000, size = gpulab::DrawPool<int>::size_for(n);
+  REQUIRE(size == 2048);
+  std::vector<int> values(size);
+  std::iota(values.begin(), values.end(), 0);  // value = pool position: a draw shows where it gathered
+  const gpulab::DrawPool<int> pool(values);
+  gpulab::DeviceBuffer<int> a(n), b(n);
+  pool.draw(a.data(), n, 1);
+  pool.draw(b.data(), n, 2);
+  auto ha = a.download(), hb = b.download();
+  CHECK(ha != hb);
+  std::sort(ha.begin(), ha.end());
+  CHECK(std::adjacent_find(ha.begin(), ha.end()) == ha.end());  // n distinct positions
+  CHECK_THROWS(gpulab::DrawPool<int>(std::vector<int>(1000)));   // not a power of two
+}
+
+TEST_CASE("GPU: judge_exclusive_sum_on_device checks every element exactly, wrapping", "[gpu][fresh-input]") {
+  const std::vector<std::int32_t> in{5, -2, 2147483647, 1, 0, 7};
+  std::vector<std::int32_t> out(in.size());
+  std::uint32_t running = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    out[i] = static_cast<std::int32_t>(running);
+    running += static_cast<std::uint32_t>(in[i]);
+  }
+  auto judge = [&](const std::vector<std::int32_t>& got) {
+    gpulab::DeviceBuffer<std::int32_t> d_in(in), d_out(got);
+    return gpulab::judge_exclusive_sum_on_device(d_in.data(), d_out.data(), in.size());
+  };
+  CHECK(judge(out).ok);
+  auto wrong = out;
+  wrong[4] += 1;
+  CHECK(says(judge(wrong), "element 4"));
+  auto inclusive = out;
+  for (std::size_t i = 0; i < in.size(); ++i) inclusive[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(out[i]) + static_cast<std::uint32_t>(in[i]));
+  CHECK(says(judge(inclusive), "element 0"));
 }

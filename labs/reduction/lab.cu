@@ -10,6 +10,7 @@
 #include <span>
 
 #include "gpulab/device_info.hpp"
+#include "gpulab/fresh_input.cuh"
 #include "gpulab/manifest.hpp"
 #include "gpulab/stages.hpp"
 #include "reduction.cuh"
@@ -65,7 +66,6 @@ Data<Op> make_data(const Problem& p) {
   return d;
 }
 
-// Once per problem; afresh for another seed for the replay guard (ArrayOutput::draw: the fold is O(n)).
 template <class Op>
 std::shared_ptr<const Data<Op>> data_for(const Problem& p) {
   return problem_data<Data<Op>>(p.only({"op", "negative"}), [&] { return make_data<Op>(p); }, 1);
@@ -79,8 +79,7 @@ ArrayOutput<std::uint32_t, Data<Op>> output() {
           [](const Data<Op>& d, std::span<const std::uint32_t> got) {
             return rm::check_fold<Op>(d.expected, got, d.input.size());
           },
-          [](const Data<Op>& d) { return std::optional<double>(static_cast<double>(d.input.size())); },
-          made_afresh(&make_data<Op>)};
+          [](const Data<Op>& d) { return std::optional<double>(static_cast<double>(d.input.size())); }};
 }
 
 // f(Op{}) for the problem's operator (lab.toml's op, in reduction_lab.hpp's order).
@@ -98,6 +97,50 @@ auto with_op(const Problem& p, F&& f) {
 template <class Op>
 using GpuFn = void (*)(const Value<Op>*, std::size_t, Value<Op>*, ReduceWorkspace&, Op);
 
+// The workspace a reduction gets (reduction.cuh), with the problem's knobs.
+template <class Op>
+std::shared_ptr<ScratchOwner<ReduceWorkspace>> workspace(const Problem& p) {
+  return scratch<ReduceWorkspace>(reduce_workspace_bytes(p.n, sizeof(Value<Op>)), [&](ReduceWorkspace& w) {
+    w.config = lab::config_for(p);
+    w.multiprocessors = multiprocessors();
+  });
+}
+
+// ---- the replay guard (StageInstance::redraw): each timed run folds a fresh draw of the input ----
+// A draw is a gather from a pool of the problem's generator (gpulab/fresh_input.cuh: a fold's work
+// does not depend on the values; a sum or max over another half of the pool), and the run is judged
+// against the harness's cub-scan-last fold of the same draw (reduction_cub.cu: any operator, exact),
+// on a workspace of its own, untimed.
+template <class Op>
+struct PoolTag {};
+template <class Op>
+std::shared_ptr<const DrawPool<Value<Op>>> input_pool(const Problem& p) {
+  Problem wide = p;
+  wide.n = DrawPool<Value<Op>>::size_for(p.n);
+  wide.seed = p.seed ^ 0xD1B54A32D192ED03ull;  // not the input's own values
+  auto values = problem_data<std::vector<Value<Op>>, PoolTag<Op>>(p.only({"op", "negative"}),
+                                                                 [&] { return make_data<Op>(wide).input; }, 1);
+  return std::make_shared<const DrawPool<Value<Op>>>(*values);
+}
+
+template <class Op>
+DeviceRun<std::uint32_t> guarded(std::function<void(std::uint32_t*)> run, std::shared_ptr<DeviceBuffer<Value<Op>>> in,
+                                 const Problem& p) {
+  using V = Value<Op>;
+  auto judge_ws = workspace<Op>(p);
+  return {std::move(run), [in, pool = input_pool<Op>(p)](std::uint64_t seed) { pool->draw(in->data(), in->size(), seed); },
+          [in, judge_ws](const std::uint32_t* out) {
+            DeviceBuffer<V> expected(1);
+            ReduceWorkspace& ws = judge_ws->view();
+            ws.reset();
+            reduce_cub_scan_last<Op>(in->data(), in->size(), expected.data(), ws, Op{});
+            std::vector<std::uint32_t> want(kWords<V>), got(kWords<V>);
+            GPULAB_CUDA_CHECK(cudaMemcpy(want.data(), expected.data(), sizeof(V), cudaMemcpyDeviceToHost));
+            GPULAB_CUDA_CHECK(cudaMemcpy(got.data(), out, sizeof(V), cudaMemcpyDeviceToHost));
+            return rm::check_fold<Op>(want, got, in->size());
+          }};
+}
+
 // A GPU stage for every operator: `pick(Op{})` gives its function (nullptr where lab.toml's
 // `accepts` already refused the operator: a commutative-only stage is not built for the others).
 template <class Pick>
@@ -107,12 +150,11 @@ Stage::Code gpu(Pick pick, std::function<void(const Problem&)> before = {}) {
     const GpuFn<Op> fn = pick(o);
     return device_stage<std::uint32_t, Data<Op>>(output<Op>(), [fn](const std::shared_ptr<const Data<Op>>& d, const Problem& p) {
       if (!fn) throw std::logic_error("this stage is not built for operator " + std::string(Op::name));
-      auto in = upload(d->input);
-      auto ws = scratch<ReduceWorkspace>(reduce_workspace_bytes(p.n, sizeof(Value<Op>)), [&](ReduceWorkspace& w) {
-        w.config = lab::config_for(p);
-        w.multiprocessors = multiprocessors();
-      });
-      return [fn, in, ws](std::uint32_t* out) { fn(in->data(), in->size(), reinterpret_cast<Value<Op>*>(out), ws->fresh(), Op{}); };
+      auto in = std::make_shared<DeviceBuffer<Value<Op>>>(d->input);
+      auto ws = workspace<Op>(p);
+      return guarded<Op>(
+          [fn, in, ws](std::uint32_t* out) { fn(in->data(), in->size(), reinterpret_cast<Value<Op>*>(out), ws->fresh(), Op{}); },
+          in, p);
     });
   };
   return {[code, before](const Problem& p) {

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "gpulab/device_info.hpp"
+#include "gpulab/fresh_input.cuh"
 #include "gpulab/manifest.hpp"
 #include "gpulab/stages.hpp"
 #include "scan.cuh"
@@ -39,8 +40,7 @@ struct CompactData {
   std::vector<int> input, expected;
 };
 
-// The problems' data, made once per problem (problem_data) and, for the replay guard's draws
-// (ArrayOutput::draw: every timed run gets a fresh input), afresh for another seed.
+// The problems' data, made once per problem (problem_data).
 ScanData make_scan_data(const Problem& p) {
   ScanData d{scan::model::scan_input(p.distribution, p.n, p.seed), {}};
   d.expected = scan::model::exclusive_scan_reference(d.input);
@@ -61,14 +61,12 @@ CompactData make_compact_data(const Problem& p) {
 const ArrayOutput<int, ScanData> kScan{
     [](const Problem& p) { return problem_data<ScanData>(p.only({}), [&] { return make_scan_data(p); }); },
     [](const ScanData& d) { return std::span<const int>(d.expected); },
-    [](const ScanData& d) { return 8.0 * static_cast<double>(d.input.size()); },  // read n, write n
-    {}, {}, made_afresh(&make_scan_data)};
+    [](const ScanData& d) { return 8.0 * static_cast<double>(d.input.size()); }};  // read n, write n
 
 const ArrayOutput<int, ColoredData> kColored{
     [](const Problem& p) { return problem_data<ColoredData>(p.only({"colors"}), [&] { return make_colored_data(p); }); },
     [](const ColoredData& d) { return std::span<const int>(d.expected); },
-    [](const ColoredData& d) { return 9.0 * static_cast<double>(d.values.size()); },  // 4-byte values, 1-byte colors, 4-byte out
-    {}, {}, made_afresh(&make_colored_data)};
+    [](const ColoredData& d) { return 9.0 * static_cast<double>(d.values.size()); }};  // 4-byte values, 1-byte colors, 4-byte out
 
 std::shared_ptr<const CompactData> compact_data(const Problem& p) {
   return problem_data<CompactData>(p.only({"zeros"}), [&] { return make_compact_data(p); });
@@ -82,12 +80,35 @@ std::shared_ptr<ScratchOwner<scan::ScanWorkspace>> workspace(const Problem& p) {
   });
 }
 
+// ---- the replay guard (StageInstance::redraw): each timed run scans a fresh draw of the input ----
+// A draw is a gather from a pool of the problem's generator (gpulab/fresh_input.cuh: a scan's work
+// does not depend on the values) and the run is judged on the device: an exclusive sum exactly
+// (out[i + 1] - out[i] = in[i]), a compaction against CUB's DeviceSelect of the same draw.
+struct PoolTag {};
+std::shared_ptr<const DrawPool<int>> input_pool(const Problem& p, int zeros = -1) {
+  const std::size_t count = DrawPool<int>::size_for(p.n);
+  const std::uint64_t seed = p.seed ^ 0xD1B54A32D192ED03ull;  // not the input's own values
+  auto values = problem_data<std::vector<int>, PoolTag>(p.only({}).with("zeros", zeros), [&] {
+    return zeros < 0 ? scan::model::scan_input(p.distribution, count, seed)
+                     : scan::model::compaction_input(p.distribution, count, seed, zeros);
+  }, 1);
+  return std::make_shared<const DrawPool<int>>(*values);
+}
+
+using Input = std::shared_ptr<DeviceBuffer<int>>;
+Input upload_input(const std::vector<int>& values) { return std::make_shared<DeviceBuffer<int>>(values); }
+
+DeviceRun<int> guarded_scan(std::function<void(int*)> run, const Input& in, const Problem& p) {
+  return {std::move(run), [in, pool = input_pool(p)](std::uint64_t seed) { pool->draw(in->data(), in->size(), seed); },
+          [in](const int* out) { return judge_exclusive_sum_on_device(in->data(), out, in->size()); }};
+}
+
 using ScanFn = void (*)(const int*, int*, std::size_t, scan::ScanWorkspace&);
 Stage::Code gpu_scan(ScanFn fn) {
   return device_stage<int, ScanData>(kScan, [fn](const std::shared_ptr<const ScanData>& d, const Problem& p) {
-    auto in = upload(d->input);
+    auto in = upload_input(d->input);
     auto ws = workspace(p);
-    return [fn, in, ws](int* out) { fn(in->data(), out, in->size(), ws->fresh()); };
+    return guarded_scan([fn, in, ws](int* out) { fn(in->data(), out, in->size(), ws->fresh()); }, in, p);
   });
 }
 
@@ -103,10 +124,11 @@ Stage::Code colored(ColoredFn fn) {
 
 // CUB's scan: its temporary storage allocated here, untimed (scan_cub.cu).
 Stage::Code cub_scan() {
-  return device_stage<int, ScanData>(kScan, [](const std::shared_ptr<const ScanData>& d, const Problem&) {
-    auto in = upload(d->input);
+  return device_stage<int, ScanData>(kScan, [](const std::shared_ptr<const ScanData>& d, const Problem& p) {
+    auto in = upload_input(d->input);
     auto temp = std::make_shared<DeviceBuffer<unsigned char>>(std::max<std::size_t>(scan::cub_exclusive_sum_bytes(d->input.size()), 16));
-    return [in, temp](int* out) { scan::cub_exclusive_sum(temp->data(), temp->size(), in->data(), out, in->size()); };
+    return guarded_scan(
+        [in, temp](int* out) { scan::cub_exclusive_sum(temp->data(), temp->size(), in->data(), out, in->size()); }, in, p);
   });
 }
 
@@ -119,26 +141,29 @@ class Compact : public ArrayStage<int, W> {
   // run(data, out, count): the stage's code (none in a host check).
   using Run = std::function<void(const CompactData&, int*, int*)>;
   explicit Compact(const Problem& p, Run run = {})
-      : ArrayStage<int, W>(p.n, [] { return std::span<const int>(); }), data_(compact_data(p)), run_(std::move(run)),
-        problem_(p) {}
-  // The replay guard: a fresh input for each timed run (its CPU compaction is O(n)); a GPU stage's
-  // run uploads it (the device input is set up by device_compact from data()).
+      : ArrayStage<int, W>(p.n, [] { return std::span<const int>(); }), data_(compact_data(p)), run_(std::move(run)) {}
+  // The replay guard (device_compact sets it): `draw(seed)` rewrites the device input, `expected()`
+  // is the compaction of the latest draw; check() then judges against it.
+  void guard(std::function<void(std::uint64_t)> draw, std::function<std::vector<int>()> expected) {
+    draw_ = std::move(draw);
+    drawn_expected_ = std::move(expected);
+  }
   bool redraw(std::uint64_t seed) override {
-    if (!on_redraw_) return false;
-    Problem fresh = problem_;
-    fresh.seed = seed;
-    data_ = std::make_shared<const CompactData>(make_compact_data(fresh));
-    on_redraw_(*data_);
+    if (!draw_) return false;
+    draw_(seed);
+    drawn_ = true;
     return true;
   }
-  void on_redraw(std::function<void(const CompactData&)> f) { on_redraw_ = std::move(f); }
   void reset_output() override {
     ArrayStage<int, W>::reset_output();
     if constexpr (W == Where::gpu) count_.poison();
     else count_[0] = -1;
   }
   void run() override { run_(*data_, this->output(), count_.data()); }
-  CheckResult check() override { return scan::model::check_compaction(data_->expected, read_count(), this->download()); }
+  CheckResult check() override {
+    const int count = read_count();
+    return scan::model::check_compaction(drawn_ ? drawn_expected_() : data_->expected, count, this->download());
+  }
   std::optional<std::vector<unsigned char>> output_bytes() override {
     const int count = read_count();
     const auto out = this->download();
@@ -167,8 +192,9 @@ class Compact : public ArrayStage<int, W> {
   }
   std::shared_ptr<const CompactData> data_;
   Run run_;
-  Problem problem_;
-  std::function<void(const CompactData&)> on_redraw_;
+  std::function<void(std::uint64_t)> draw_;
+  std::function<std::vector<int>()> drawn_expected_;
+  bool drawn_ = false;
   std::conditional_t<W == Where::gpu, DeviceBuffer<int>, std::vector<int>> count_ = decltype(count_)(1);
 };
 
@@ -183,11 +209,22 @@ Stage::Code host_compact(std::size_t (*fn)(const int*, int*, std::size_t)) {
 // setup(problem, device input) -> what a run does with (out, count): the student's compact or CUB's.
 Stage::Code device_compact(std::function<std::function<void(const int*, int*, int*, std::size_t)>(const Problem&)> setup) {
   return {[setup](const Problem& p) -> Instance {
-            auto in = std::make_shared<DeviceBuffer<int>>(compact_data(p)->input);
+            auto in = upload_input(compact_data(p)->input);
             auto call = setup(p);
             auto stage = std::make_unique<Compact<Where::gpu>>(
                 p, [in, call](const CompactData& d, int* out, int* count) { call(in->data(), out, count, d.input.size()); });
-            stage->on_redraw([in](const CompactData& d) { in->upload(d.input); });
+            // The draw's compaction by CUB's DeviceSelect (the harness's, in scan_cub.cu), untimed.
+            auto temp = std::make_shared<DeviceBuffer<unsigned char>>(std::max<std::size_t>(scan::cub_select_nonzero_bytes(p.n), 16));
+            stage->guard([in, pool = input_pool(p, static_cast<int>(p.knob("zeros")))](std::uint64_t seed) {
+                           pool->draw(in->data(), in->size(), seed);
+                         },
+                         [in, temp] {
+                           DeviceBuffer<int> kept(in->size()), count(1);
+                           scan::cub_select_nonzero(temp->data(), temp->size(), in->data(), kept.data(), count.data(), in->size());
+                           std::vector<int> all = kept.download();
+                           all.resize(static_cast<std::size_t>(std::max(0, count.download()[0])));
+                           return all;
+                         });
             return stage;
           },
           host_check<Compact<Where::cpu>>()};
@@ -254,9 +291,9 @@ Lab make_lab() {
   lab.bind("cpu-reference", host_stage<int, ScanData>(kScan, cpu_reference_scan));
   lab.bind("cub", cub_scan());
   // Thrust allocates its temporary storage inside the call, as a user of thrust::exclusive_scan pays.
-  lab.bind("thrust", device_stage<int, ScanData>(kScan, [](const std::shared_ptr<const ScanData>& d, const Problem&) {
-    auto in = upload(d->input);
-    return [in](int* out) { scan::thrust_exclusive_scan(in->data(), out, in->size()); };
+  lab.bind("thrust", device_stage<int, ScanData>(kScan, [](const std::shared_ptr<const ScanData>& d, const Problem& p) {
+    auto in = upload_input(d->input);
+    return guarded_scan([in](int* out) { scan::thrust_exclusive_scan(in->data(), out, in->size()); }, in, p);
   }));
   lab.bind("cub-compact", device_compact([](const Problem& p) {
     auto temp = std::make_shared<DeviceBuffer<unsigned char>>(std::max<std::size_t>(scan::cub_select_nonzero_bytes(p.n), 16));

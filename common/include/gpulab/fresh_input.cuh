@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -153,6 +154,78 @@ inline void draw_uniform_floats(float* out, std::size_t n, std::uint64_t seed, f
   fresh_input_detail::draw_floats<<<static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4096)), 256>>>(
       out, n, seed, lo, hi);
   GPULAB_CUDA_CHECK(cudaGetLastError());
+}
+
+// A pool for draws made on the device: 2 x next_pow2(n) values of the problem's own generator, made
+// once (when the stage is prepared), and each draw a gather of n of them, element i from position
+// (offset + stride * i) mod P with a random offset and an odd stride: n distinct pool values (P is
+// a power of two), a different subset in a different order every draw, so no answer of an earlier
+// draw is right (a sum or max over another half of the pool). The values keep the generator's
+// distribution element by element; an order the generator made (sorted input) is not kept, so a
+// pool serves stages whose work does not depend on the values (a scan, a reduction), not sorts.
+namespace fresh_input_detail {
+template <class T>
+__global__ void gather_pool(const T* pool, std::size_t mask, T* out, std::size_t n, std::size_t offset,
+                            std::size_t stride) {
+  const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
+    out[i] = pool[(offset + stride * i) & mask];
+}
+}  // namespace fresh_input_detail
+
+template <class T>
+class DrawPool {
+ public:
+  // The pool's size for n, and its values: `make(count)` draws count values like the problem's input.
+  static std::size_t size_for(std::size_t n) {
+    std::size_t p = 1;
+    while (p < n) p *= 2;
+    return n == 0 ? 0 : 2 * p;
+  }
+  explicit DrawPool(const std::vector<T>& values) : values_(values) {
+    if (!values.empty() && (values.size() & (values.size() - 1)) != 0)
+      throw std::logic_error("DrawPool: the pool's size must be a power of two (size_for)");
+  }
+  void draw(T* out, std::size_t n, std::uint64_t seed) const {
+    if (n == 0) return;
+    const std::size_t mask = values_.size() - 1;
+    const auto offset = static_cast<std::size_t>(fresh_input_detail::mix64(seed)) & mask;
+    const auto stride = (static_cast<std::size_t>(fresh_input_detail::mix64(seed ^ 0x5851F42D4C957F2Dull)) & mask) | 1;
+    fresh_input_detail::gather_pool<<<static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4096)), 256>>>(
+        values_.data(), mask, out, n, offset, stride);
+    GPULAB_CUDA_CHECK(cudaGetLastError());
+  }
+
+ private:
+  DeviceBuffer<T> values_;
+};
+
+// An exclusive sum of int32 (wrapping modulo 2^32) judged on the device in O(n), exactly: out[0] is
+// 0 and out[i + 1] - out[i] is in[i]. The first wrong element is reported.
+namespace fresh_input_detail {
+template <class Int>
+__global__ void first_wrong_prefix(const Int* in, const Int* out, std::size_t n, unsigned long long* first) {
+  const std::size_t step = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    const auto here = static_cast<std::uint32_t>(out[i]);
+    const auto before = i == 0 ? 0u : static_cast<std::uint32_t>(out[i - 1]) + static_cast<std::uint32_t>(in[i - 1]);
+    if (here != before) atomicMin(first, static_cast<unsigned long long>(i));
+  }
+}
+}  // namespace fresh_input_detail
+
+inline CheckResult judge_exclusive_sum_on_device(const std::int32_t* in, const std::int32_t* out, std::size_t n) {
+  if (n == 0) return CheckResult::pass();
+  DeviceBuffer<unsigned long long> first(1);
+  const unsigned long long none = fresh_input_detail::kNone;
+  GPULAB_CUDA_CHECK(cudaMemcpy(first.data(), &none, sizeof none, cudaMemcpyHostToDevice));
+  fresh_input_detail::first_wrong_prefix<<<static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4096)), 256>>>(
+      in, out, n, first.data());
+  GPULAB_CUDA_CHECK(cudaGetLastError());
+  const unsigned long long at = first.download()[0];
+  if (at == none) return CheckResult::pass();
+  return CheckResult::fail("element " + std::to_string(at) + " of the exclusive sum is wrong (it is not the element " +
+                           "before it plus the input before it)");
 }
 
 // int32 keys in their order, as unsigned words (the sign bit flipped).

@@ -246,18 +246,7 @@ struct ArrayOutput {
   // A richer verdict than the first mismatch (where in a matrix, an oracle decoded); unset: exact.
   std::function<CheckResult(const Data&, std::span<const T>)> judge = {};
   std::function<std::optional<double>(const Data&)> elements = {};    // unset: the problem's n
-  // The replay guard's draw for a lab whose oracle is cheap (O(n)): the problem's data made afresh,
-  // not cached, for the problem with another seed. A GPU stage is then set up again on every draw
-  // (inputs uploaded, scratch taken: untimed) and each timed run checked like the first. Unset:
-  // the setup's own guard (DeviceRun::redraw), or none.
-  std::function<std::shared_ptr<const Data>(const Problem&)> draw = {};
 };
-
-// ArrayOutput::draw from the builder a lab's cached problem_data also calls: the data made afresh.
-template <class Data>
-std::function<std::shared_ptr<const Data>(const Problem&)> made_afresh(Data (*make)(const Problem&)) {
-  return [make](const Problem& p) { return std::make_shared<const Data>(make(p)); };
-}
 
 namespace detail {
 template <class Data>
@@ -308,25 +297,13 @@ class DataStage : private detail::HoldsData<Data>, public ArrayStage<T, W> {
     redraw_ = std::move(r.redraw);
     judge_drawn_ = std::move(r.judge_drawn);
   }
-  // ArrayOutput::draw's guard: `setup_again` sets the stage up on new data (its run replaces this one).
-  void set_data_draw(Problem problem, std::function<DeviceRun<T>(const std::shared_ptr<const Data>&)> setup_again) {
-    problem_ = std::move(problem);
-    setup_again_ = std::move(setup_again);
-  }
   bool redraw(std::uint64_t seed) override {
-    if (setup_again_ && out_.draw) {
-      Problem fresh = problem_;
-      fresh.seed = seed;
-      this->data_ = out_.draw(fresh);  // the expected output and the check follow the new data
-      run_ = setup_again_(this->data_).run;
-      return true;
-    }
     if (!redraw_ || !judge_drawn_) return false;
     redraw_(seed);
     drawn_ = true;
     return true;
   }
-  // After the setup's own draw the expected output is no longer known: its device verdict judges.
+  // After a draw the expected output is no longer the problem's: the setup's device verdict judges.
   CheckResult check() override {
     if (!drawn_) return ArrayStage<T, W>::check();
     try {
@@ -347,9 +324,7 @@ class DataStage : private detail::HoldsData<Data>, public ArrayStage<T, W> {
   Run run_;
   std::function<void(std::uint64_t)> redraw_;
   std::function<CheckResult(const T*)> judge_drawn_;
-  bool drawn_ = false;  // by the setup's own guard
-  Problem problem_;
-  std::function<DeviceRun<T>(const std::shared_ptr<const Data>&)> setup_again_;
+  bool drawn_ = false;
 };
 
 // A CPU stage: fn(data, output).
@@ -372,10 +347,7 @@ template <class T, class Data>
 Stage::Code device_stage(ArrayOutput<T, Data> out, DeviceSetup<T, Data> setup) {
   return {[out, setup](const Problem& p) -> std::unique_ptr<StageInstance> {
             auto stage = std::make_unique<DataStage<T, Where::gpu, Data>>(p, out);
-            DeviceRun<T> first = setup(stage->data(), p);
-            if (out.draw && !first.redraw)
-              stage->set_data_draw(p, [setup, p](const std::shared_ptr<const Data>& d) { return setup(d, p); });
-            stage->set_device_run(std::move(first));
+            stage->set_device_run(setup(stage->data(), p));
             return stage;
           },
           [out](const Problem& p) -> std::unique_ptr<StageInstance> {
