@@ -176,7 +176,8 @@ Table bank_model(const ExperimentContext& ctx) {
         Cell{});
   }
   t.add_note("requests .. max way: one warp's shared-memory requests on one full tile (tile stages: staging, network, "
-             "transposes, staging back; merge staging: one warp's 8 stores and 8 loads of a block's 2048 outputs)");
+             "transposes, staging back; merge staging: one warp's " + std::to_string(shearsort::kMergeItems) + " stores and " + std::to_string(shearsort::kMergeItems) +
+             " loads of a block's " + std::to_string(shearsort::kMergeTile) + " outputs)");
   t.add_note("brief: the excess per tile the lab was designed with (2560, 142104, 0, 0, 0); excess (run): ceil(n / 1024) tiles x the excess per tile");
   t.add_note("(pairs): the 64-bit (key, position) composites the merge stages sort in pairs mode (half-warp phases); "
              "the networks are data-oblivious, so no count depends on --param input (input 0 on the rows it does not name)");

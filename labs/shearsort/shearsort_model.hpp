@@ -148,9 +148,9 @@ RequestSummary tile_summary(TileVariant v, int key_bytes = 4);
 long predicted_excess_wavefronts(TileVariant v, std::size_t n);
 // The figures the lab was designed with (2560, 142104, 0, 0, 0), to print beside the model's.
 long brief_excess_per_tile(TileVariant v);
-// merge-pairwise's staging of a block's 2048 outputs: thread t writes outputs 8t..8t+7 (one
-// request per k), then the block reads them coalesced. padded: word e + e/32 (the reference);
-// unpadded: word e, 8-way conflicts on the writes.
+// merge-pairwise's staging of a block's kMergeTile outputs: thread t writes outputs kMergeItems t ..
+// kMergeItems t + kMergeItems - 1 (one request per k), then the block reads them coalesced.
+// padded: word e + e/32 (the reference); unpadded: word e, kMergeItems-way conflicts on the writes.
 std::vector<Request> merge_staging_requests(bool padded);
 
 // ---- the merge stages: passes, bytes, launches -------------------------------------------------------------------

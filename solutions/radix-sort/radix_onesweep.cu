@@ -221,8 +221,10 @@ __device__ __forceinline__ unsigned match_by_ballots(std::uint32_t d) {
 constexpr int kThreads = kOnesweepThreads, kItems = kOnesweepItems, kTile = kOnesweepTile;
 constexpr int kWarps = kThreads / 32, kWarpKeys = 32 * kItems;
 constexpr int kWindow = kOnesweepLookBackWindow;
-// Registers: keys and ranks in registers (values are loaded after the ranking): 65536 / (2 x 384).
-constexpr int kMinBlocks = 2;
+// Registers: keys and ranks in registers (values are loaded after the ranking): 65536 / (3 x 384) = 56,
+// CUB's budget for its one-sweep pass; 2 blocks (80 registers) left 24 warps an SM to hide DRAM
+// latency (NOTES.md, "Where the reference loses to CUB"). ptxas spills 8 bytes keys-only.
+constexpr int kMinBlocks = 3;
 
 template <int kRadixBits, bool kPairs>
 struct PassShared {

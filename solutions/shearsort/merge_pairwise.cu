@@ -26,7 +26,8 @@ struct PairAt {
   std::size_t a_begin, na, nb, diag;  // diag: outputs of this pair before `first`
 };
 __device__ __forceinline__ PairAt pair_at(std::size_t first, std::size_t n, std::size_t run) {
-  const std::size_t base = first / (2 * run) * (2 * run);
+  // Runs are 1024 x 2^p keys: a mask, not a 64-bit division (~65 instructions on the GPU).
+  const std::size_t base = first & ~(2 * run - 1);
   const std::size_t a_end = base + run < n ? base + run : n;
   const std::size_t b_end = base + 2 * run < n ? base + 2 * run : n;
   return PairAt{base, a_end - base, b_end - a_end, first - base};
@@ -57,7 +58,8 @@ __global__ void pairwise_partition_kernel(const std::int32_t* __restrict__ keys,
 }
 
 // Staging index of output e: one padding word per 32 makes thread t's stride-kMergeItems writes
-// (e = 8t + k) hit 32 distinct banks, and the coalesced reads (e = t + 256k) too.
+// (e = 16t + k: bank (16t + t/2 + k) mod 32) hit 32 distinct banks, and the coalesced reads
+// (e = t + 128k) too.
 __device__ __forceinline__ int staged(int e) { return e + (e >> 5); }
 inline constexpr int kStageWords = kMergeTile + kMergeTile / 32;
 
@@ -77,8 +79,10 @@ __global__ void __launch_bounds__(kMergeThreads)
   const int la = int(i1 - i0);                 // keys of a in this block
   const int count = int(diag_end - p.diag);    // outputs of this block
   const int lb = count - la;
+  // The 64-bit offsets once; inside the tile every index is 32-bit.
   const std::size_t ga = p.a_begin + i0;                        // first key of a here
   const std::size_t gb = p.a_begin + p.na + (p.diag - i0);      // first key of b here
+  const std::size_t out_base = p.a_begin + p.diag;
 
   // The block's pieces of a and b, back to back: sk[0, la) then sk[la, count).
 #pragma unroll
@@ -95,19 +99,23 @@ __global__ void __launch_bounds__(kMergeThreads)
   const int d0 = min(int(threadIdx.x) * kMergeItems, count);
   int i = int(merge_path_co_rank([](long long x) { return sk[x]; }, la, [la](long long y) { return sk[la + y]; }, lb, d0));
   int j = d0 - i;
+  // The serial merge without branches: each step takes one side by the comparison, advances that
+  // side's cursor and reloads only that side's head (one shared load a key). A head past its run
+  // is never compared (the flags below), so its load is clamped into the tile, not guarded.
+  const int last = count - 1;
   std::int32_t out[kMergeItems];
   int src[kMergeItems];
-  std::int32_t av = i < la ? sk[i] : 0, bv = j < lb ? sk[la + j] : 0;
+  std::int32_t av = sk[min(i, last)], bv = sk[min(la + j, last)];
 #pragma unroll
   for (int k = 0; k < kMergeItems; ++k) {
     const bool take_a = i < la && (j >= lb || av <= bv);  // an exhausted side is a flag, not a value
     out[k] = take_a ? av : bv;
     src[k] = take_a ? i : la + j;
-    if (take_a) {
-      if (++i < la) av = sk[i];
-    } else {
-      if (++j < lb) bv = sk[la + j];
-    }
+    i += take_a;
+    j += !take_a;
+    const std::int32_t next = sk[min(take_a ? i : la + j, last)];
+    av = take_a ? next : av;
+    bv = take_a ? bv : next;
   }
   std::uint32_t vals[kMergeItems];
   if constexpr (kPairs) {
@@ -124,12 +132,12 @@ __global__ void __launch_bounds__(kMergeThreads)
     }
   }
   __syncthreads();
-  const std::size_t out_base = p.a_begin + p.diag;
+  std::int32_t* const keys_dst = keys_out + out_base;
 #pragma unroll
   for (int k = 0; k < kMergeItems; ++k) {
     const int e = threadIdx.x + k * kMergeThreads;
     if (e < count) {
-      keys_out[out_base + e] = sk[staged(e)];
+      keys_dst[e] = sk[staged(e)];
       if constexpr (kPairs) values_out[out_base + e] = sv[staged(e)];
     }
   }

@@ -179,9 +179,10 @@ TEST_CASE("bank model: excess wavefronts per tile are the design figures (2560, 
     INFO(to_string(v) << " with 8-byte keys");
     CHECK(tile_summary(v, 8).excess() == 0);
   }
-  // merge-pairwise's output staging: padded is conflict-free, stride-8 stores unpadded are 8-way.
+  // merge-pairwise's output staging: padded is conflict-free, stride-16 stores unpadded are 16-way.
   CHECK(gpulab::summarize(merge_staging_requests(true)).excess() == 0);
-  CHECK(gpulab::summarize(merge_staging_requests(false)).max_way == 8);
+  CHECK(gpulab::summarize(merge_staging_requests(false)).max_way == kMergeItems);
+  CHECK(gpulab::summarize(merge_staging_requests(false)).excess() == kMergeItems * (kMergeItems - 1));
 }
 
 TEST_CASE("merge model: passes, bytes, launches", "[cpu][model][merge]") {
