@@ -21,6 +21,7 @@
 #        multi-batch (two or more GPUs: scripts/gpu-multi-batch-check.sh; GRADE_ARGS),
 #        grade-times (each lab's reference graded in a fresh workspace, then its starter: phase times,
 #        the build's .ninja_log; GRADE_LABS),
+#        goals (the sort labs' speed goals at 2^28: onesweep, digit4, merge-pairwise, merge-dway beside CUB),
 #        single-pass (scan's single-pass and three-round beside CUB at 2^24 and 2^28),
 #        timers (run --timer sync and events, three processes each, at each lab's grading size),
 #        gpu-slow-testdata + gpu-slow-rest (the gpu-slow preset in two halves, one per GPU),
@@ -76,7 +77,7 @@ if [ "$mode" = steps ]; then
       # CLASSES / CLASS_LABS pick other known-bad classes (e.g. CLASSES="stale-output memoized-replay").
       classes) run classes 900 $py autograder/tests/testdata_suite.py --jobs "${CLASS_JOBS:-1}" $(printf -- "--only %s " ${CLASSES:-writes-everywhere library-single-pass}) --out "$L/classes" ${CLASS_LABS:-$labs} ;;
       # What the replay guard (a fresh input per timed run) adds to each lab's timing, medians beside.
-      guard-cost) run guard-cost 600 $py autograder/bench/replay_guard_cost.py ;;
+      guard-cost) run guard-cost 600 $py autograder/bench/replay_guard_cost.py ${GUARD_LABS:-} ;;
       selfgrade) OUT=$L/selfgrade run selfgrade 900 scripts/handout-selfgrade-gpu.sh "$root/build/gpu" ;;
       measure-*) run "$s" 900 build/gpu/gpulab measure "${s#measure-}" ${MEASURE_FLAGS---quick} --out "$L/$s" ;;   # MEASURE_FLAGS= : full size
       batch) OUT=$L/batch run batch 900 scripts/gpu-batch-check.sh gpu ;;
@@ -107,6 +108,9 @@ if [ "$mode" = steps ]; then
       timers) run timers 600 bash -c 'for spec in "scan 2^24" "transpose 8192x8192" "reduction 2^26"; do set -- $spec
           for t in sync events; do for i in 1 2 3; do echo "== $1 --timer $t ($i)"
             build/gpu/gpulab run $1 --impl reference --where gpu --n $2 --reps 20 --timer $t --no-cpu-baseline; done; done; done' ;;
+      # The sort labs' speed goals at 2^28 (RESULTS.md), one input per stage (--same-input: no draws).
+      goals) run goals 600 bash -c 'build/gpu/gpulab run radix-sort --impl reference --stage onesweep --stage digit4 --stage cub-sort --n 2^28 --same-input --no-cpu-baseline
+          build/gpu/gpulab run shearsort --impl reference --stage merge-pairwise --stage merge-dway --stage sort-cub-merge --n 2^28 --same-input --no-cpu-baseline' ;;
       single-pass) run single-pass 300 bash -c 'for n in 2^24 2^28; do build/gpu/gpulab run scan --impl reference --stage single-pass --stage three-round --stage cub --n $n --reps 20; done' ;;
       gpu-slow) run gpu-slow 900 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]concurrent' ;;
       # The whole gpu-slow preset in two halves, one per GPU of a two-GPU machine (CUDA_VISIBLE_DEVICES).
@@ -117,7 +121,7 @@ if [ "$mode" = steps ]; then
         OUT=$L/candidate run candidate 900 scripts/gpu-candidate.sh "${CANDIDATE_PATCH:-}" "${runs[@]}" ;;
       ncu-overhead) run ncu-overhead 900 $py autograder/bench/ncu_overhead.py --out "$L/ncu-overhead" ;;
       gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
-      *) sum "unknown step $s (steps: build ctest-gpu concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers ncu-overhead guard-cost candidate)" ;;
+      *) sum "unknown step $s (steps: build ctest-gpu concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers goals ncu-overhead guard-cost candidate)" ;;
     esac
   done
   sum "steps done"
