@@ -47,6 +47,13 @@ class GradingTest(FakeGrading, unittest.TestCase):
         for part in ("reference timed", "student timed", "ncu kernel times"):
             self.assertIn(part, text)
 
+    def test_a_time_taken_on_one_input_says_so(self):
+        # A lab whose harness draws no fresh input per timed run (the replay guard) is timed as
+        # before, and the check says that a replayed answer is not excluded.
+        sub = self.grade({"naive": {"status": "pass", "median_ms": 2.0, "fresh_inputs": False}, "shared": GOOD["shared"]})
+        self.assertIn("timed on one input", self.stage(sub, "naive").checks["performance"].summary)
+        self.assertNotIn("timed on one input", self.stage(sub, "shared").checks["performance"].summary)
+
     def test_slow_stage_scaled(self):
         sub = self.grade({"naive": {"status": "pass", "median_ms": 4.0}, "shared": {"status": "pass", "median_ms": 1.1}})
         self.assertAlmostEqual(self.stage(sub, "naive").checks["performance"].points, 3 * 2.0 / 4.0)

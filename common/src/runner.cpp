@@ -252,9 +252,9 @@ StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& opti
   } catch (const WrongOnFreshInput& w) {
     result.status = StageStatus::fail;
     result.timing.reset();
-    result.message = "correct on the checked input but wrong in timed run " + std::to_string(w.run) +
-                     ", on a fresh input of the same kind (every timed run gets one, so that no answer made "
-                     "before the clock starts can be replayed): " + w.check.to_string();
+    // The reason first: the grader quotes the first 200 characters.
+    result.message = "wrong in timed run " + std::to_string(w.run) + " (each gets a fresh input; the checked one was right): " +
+                     w.check.to_string();
   } catch (const CudaError& e) {
     result.status = StageStatus::error;
     result.message = std::string("while timing: ") + e.what();
