@@ -121,3 +121,13 @@ TEST_CASE("GPU: judge_exclusive_sum_on_device checks every element exactly, wrap
   for (std::size_t i = 0; i < in.size(); ++i) inclusive[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(out[i]) + static_cast<std::uint32_t>(in[i]));
   CHECK(says(judge(inclusive), "element 0"));
 }
+
+TEST_CASE("GPU: DrawCopy keeps the draw a run may overwrite", "[gpu][fresh-input]") {
+  gpulab::DeviceBuffer<int> input(std::vector<int>{3, 1, 2});
+  gpulab::DrawCopy<int> copy(input.size());
+  copy.take(input.data());
+  input.zero();
+  std::vector<int> kept(3);
+  REQUIRE(cudaMemcpy(kept.data(), copy.data(), 3 * sizeof(int), cudaMemcpyDeviceToHost) == cudaSuccess);
+  CHECK(kept == std::vector<int>{3, 1, 2});
+}

@@ -128,16 +128,21 @@ DeviceRun<std::uint32_t> guarded(std::function<void(std::uint32_t*)> run, std::s
                                  const Problem& p) {
   using V = Value<Op>;
   auto judge_ws = workspace<Op>(p);
-  return {std::move(run), [in, pool = input_pool<Op>(p)](std::uint64_t seed) { pool->draw(in->data(), in->size(), seed); },
-          [in, judge_ws](const std::uint32_t* out) {
+  // The draw's fold, made right after the draw, before the run (which may write to its input).
+  auto want = std::make_shared<std::vector<std::uint32_t>>(kWords<V>);
+  return {std::move(run),
+          [in, judge_ws, want, pool = input_pool<Op>(p)](std::uint64_t seed) {
+            pool->draw(in->data(), in->size(), seed);
             DeviceBuffer<V> expected(1);
             ReduceWorkspace& ws = judge_ws->view();
             ws.reset();
             reduce_cub_scan_last<Op>(in->data(), in->size(), expected.data(), ws, Op{});
-            std::vector<std::uint32_t> want(kWords<V>), got(kWords<V>);
-            GPULAB_CUDA_CHECK(cudaMemcpy(want.data(), expected.data(), sizeof(V), cudaMemcpyDeviceToHost));
+            GPULAB_CUDA_CHECK(cudaMemcpy(want->data(), expected.data(), sizeof(V), cudaMemcpyDeviceToHost));
+          },
+          [want, n = in->size()](const std::uint32_t* out) {
+            std::vector<std::uint32_t> got(kWords<V>);
             GPULAB_CUDA_CHECK(cudaMemcpy(got.data(), out, sizeof(V), cudaMemcpyDeviceToHost));
-            return rm::check_fold<Op>(want, got, in->size());
+            return rm::check_fold<Op>(*want, got, n);
           }};
 }
 

@@ -99,8 +99,13 @@ using Input = std::shared_ptr<DeviceBuffer<int>>;
 Input upload_input(const std::vector<int>& values) { return std::make_shared<DeviceBuffer<int>>(values); }
 
 DeviceRun<int> guarded_scan(std::function<void(int*)> run, const Input& in, const Problem& p) {
-  return {std::move(run), [in, pool = input_pool(p)](std::uint64_t seed) { pool->draw(in->data(), in->size(), seed); },
-          [in](const int* out) { return judge_exclusive_sum_on_device(in->data(), out, in->size()); }};
+  auto drawn = std::make_shared<DrawCopy<int>>(in->size());  // what the judge reads (the run may write to in)
+  return {std::move(run),
+          [in, drawn, pool = input_pool(p)](std::uint64_t seed) {
+            pool->draw(in->data(), in->size(), seed);
+            drawn->take(in->data());
+          },
+          [drawn](const int* out) { return judge_exclusive_sum_on_device(drawn->data(), out, drawn->size()); }};
 }
 
 using ScanFn = void (*)(const int*, int*, std::size_t, scan::ScanWorkspace&);
@@ -213,18 +218,19 @@ Stage::Code device_compact(std::function<std::function<void(const int*, int*, in
             auto call = setup(p);
             auto stage = std::make_unique<Compact<Where::gpu>>(
                 p, [in, call](const CompactData& d, int* out, int* count) { call(in->data(), out, count, d.input.size()); });
-            // The draw's compaction by CUB's DeviceSelect (the harness's, in scan_cub.cu), untimed.
+            // The draw's compaction by CUB's DeviceSelect (the harness's, in scan_cub.cu), made right
+            // after the draw, before the run (which may write to its input), untimed.
             auto temp = std::make_shared<DeviceBuffer<unsigned char>>(std::max<std::size_t>(scan::cub_select_nonzero_bytes(p.n), 16));
-            stage->guard([in, pool = input_pool(p, static_cast<int>(p.knob("zeros")))](std::uint64_t seed) {
-                           pool->draw(in->data(), in->size(), seed);
-                         },
-                         [in, temp] {
-                           DeviceBuffer<int> kept(in->size()), count(1);
-                           scan::cub_select_nonzero(temp->data(), temp->size(), in->data(), kept.data(), count.data(), in->size());
-                           std::vector<int> all = kept.download();
-                           all.resize(static_cast<std::size_t>(std::max(0, count.download()[0])));
-                           return all;
-                         });
+            auto expected = std::make_shared<std::vector<int>>();
+            stage->guard(
+                [in, temp, expected, pool = input_pool(p, static_cast<int>(p.knob("zeros")))](std::uint64_t seed) {
+                  pool->draw(in->data(), in->size(), seed);
+                  DeviceBuffer<int> kept(in->size()), count(1);
+                  scan::cub_select_nonzero(temp->data(), temp->size(), in->data(), kept.data(), count.data(), in->size());
+                  *expected = kept.download();
+                  expected->resize(static_cast<std::size_t>(std::max(0, count.download()[0])));
+                },
+                [expected] { return *expected; });
             return stage;
           },
           host_check<Compact<Where::cpu>>()};

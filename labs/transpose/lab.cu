@@ -85,10 +85,14 @@ Stage::Code gpu(Transpose f, bool transposes = true) {
   return device_stage<float, Matrices>(output(transposes), [f, transposes](const std::shared_ptr<const Matrices>& m,
                                                                           const Problem&) {
     auto in = std::make_shared<DeviceBuffer<float>>(m->in);
+    auto drawn = std::make_shared<DrawCopy<float>>(in->size());  // what the judge reads (the run may write to in)
     const Shape s = m->shape;
     return DeviceRun<float>{[f, s, in](float* out) { f(in->data(), out, s.rows, s.cols); },
-                            [in](std::uint64_t seed) { draw_uniform_floats(in->data(), in->size(), seed); },
-                            [in, s, transposes](const float* out) { return judge_drawn(in->data(), out, s, transposes); }};
+                            [in, drawn](std::uint64_t seed) {
+                              draw_uniform_floats(in->data(), in->size(), seed);
+                              drawn->take(in->data());
+                            },
+                            [drawn, s, transposes](const float* out) { return judge_drawn(drawn->data(), out, s, transposes); }};
   });
 }
 

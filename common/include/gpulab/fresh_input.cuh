@@ -228,6 +228,24 @@ inline CheckResult judge_exclusive_sum_on_device(const std::int32_t* in, const s
                            "before it plus the input before it)");
 }
 
+// The judge's own copy of a draw, taken right after it (untimed, before the run): a stage's input
+// pointer is const only by promise, and a judge that read the input after the run could be shown a
+// rewritten input that fits a rewritten output (all zeros in both is a sorted permutation and an
+// exclusive sum). Judges read this copy, never the stage's input.
+template <class T>
+class DrawCopy {
+ public:
+  explicit DrawCopy(std::size_t n) : copy_(n) {}
+  void take(const T* input) {
+    if (!copy_.empty()) GPULAB_CUDA_CHECK(cudaMemcpy(copy_.data(), input, copy_.bytes(), cudaMemcpyDeviceToDevice));
+  }
+  const T* data() const { return copy_.data(); }
+  std::size_t size() const { return copy_.size(); }
+
+ private:
+  DeviceBuffer<T> copy_;
+};
+
 // int32 keys in their order, as unsigned words (the sign bit flipped).
 struct Int32Order {
   __device__ std::uint32_t operator()(std::uint32_t bits) const { return bits ^ 0x80000000u; }
@@ -242,11 +260,16 @@ DeviceRun<Key> sort_with_fresh_keys(std::function<void(Key*)> run, std::shared_p
                                     std::function<std::vector<Key>(std::uint64_t)> draw, OrderKey order_key,
                                     std::size_t segment = 0, std::optional<std::size_t> values_at = std::nullopt) {
   static_assert(sizeof(Key) == 4 && std::is_trivially_copyable_v<Key>, "the verdict reads 32-bit keys");
-  return {std::move(run), [keys, draw](std::uint64_t seed) { keys->upload(draw(seed)); },
-          [keys, order_key, segment, values_at](const Key* out) {
+  auto drawn = std::make_shared<DrawCopy<Key>>(keys->size());
+  return {std::move(run),
+          [keys, draw, drawn](std::uint64_t seed) {
+            keys->upload(draw(seed));
+            drawn->take(keys->data());
+          },
+          [drawn, order_key, segment, values_at](const Key* out) {
             const auto* words = reinterpret_cast<const std::uint32_t*>(out);
-            return judge_sort_on_device(reinterpret_cast<const std::uint32_t*>(keys->data()), words,
-                                        values_at ? words + *values_at : nullptr, keys->size(), segment, order_key);
+            return judge_sort_on_device(reinterpret_cast<const std::uint32_t*>(drawn->data()), words,
+                                        values_at ? words + *values_at : nullptr, drawn->size(), segment, order_key);
           }};
 }
 
