@@ -5,11 +5,11 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <fstream>
-#include <random>
 
 #include "gpulab/cuda_check.hpp"
 #include "gpulab/device_info.hpp"
 #include "gpulab/launch_counter.hpp"
+#include "gpulab/splitmix64.hpp"
 
 namespace gpulab {
 
@@ -195,13 +195,6 @@ struct WrongOnFreshInput {
   CheckResult check;
 };
 
-// The draws' seeds: from the OS's entropy, so that no call of the stage before a draw can know it
-// (seeds derived from the problem's would let a stage make every timed run's answer untimed).
-std::uint64_t unpredictable_seed() {
-  std::random_device entropy;
-  return (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
-}
-
 }  // namespace
 
 StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& options) {
@@ -217,12 +210,13 @@ StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& opti
       measure.warmup = std::min(measure.warmup, 1);
       measure.repetitions = std::min(measure.repetitions, 3);
     }
-    // Does the stage draw fresh inputs? The first draw is the answer (and the first run's input).
-    const bool fresh = options.fresh_inputs && instance->redraw(unpredictable_seed());
+    // Does the stage draw fresh inputs? Asking draws the first run's input. The seeds come from the
+    // OS's entropy: seeds derived from the problem's would let a stage make every answer untimed.
+    const bool fresh = options.fresh_inputs && instance->redraw(entropy_seed());
     result.fresh_inputs = fresh;
     int runs = 0;
     auto reset = [&] {
-      if (fresh && runs > 0) instance->redraw(unpredictable_seed());
+      if (fresh && runs > 0) instance->redraw(entropy_seed());
       instance->reset_output();
     };
     auto body = [&] { instance->run(); };

@@ -22,7 +22,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -32,6 +31,7 @@
 #include "gpulab/buffer.hpp"
 #include "gpulab/check.hpp"
 #include "gpulab/cuda_check.hpp"
+#include "gpulab/splitmix64.hpp"
 #include "gpulab/stages.hpp"
 
 namespace gpulab {
@@ -48,11 +48,7 @@ struct Tally {
   unsigned long long out_sum[2] = {0, 0};
 };
 
-__host__ __device__ inline unsigned long long mix64(unsigned long long z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+__host__ __device__ inline unsigned long long mix64(unsigned long long z) { return splitmix64_mix(z); }
 
 __device__ inline unsigned long long warp_sum(unsigned long long v) {
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
@@ -94,11 +90,6 @@ __global__ void judge_sort(const std::uint32_t* in, const std::uint32_t* out, co
   }
 }
 
-inline unsigned long long entropy64() {
-  std::random_device entropy;
-  return (static_cast<unsigned long long>(entropy()) << 32) ^ entropy();
-}
-
 }  // namespace fresh_input_detail
 
 // The verdict on a sort's device output `out` (and `out_values`, or null for keys only) of the device
@@ -118,8 +109,8 @@ CheckResult judge_sort_on_device(const std::uint32_t* in, const std::uint32_t* o
   GPULAB_CUDA_CHECK(cudaGetDevice(&device));
   GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const std::size_t blocks = std::min<std::size_t>((n + 255) / 256, static_cast<std::size_t>(8 * sms));
-  d::judge_sort<<<static_cast<unsigned>(blocks), 256>>>(in, out, out_values, n, segment, order_key, d::entropy64(),
-                                                       d::entropy64(), tally.data());
+  d::judge_sort<<<static_cast<unsigned>(blocks), 256>>>(in, out, out_values, n, segment, order_key, entropy_seed(),
+                                                       entropy_seed(), tally.data());
   GPULAB_CUDA_CHECK(cudaGetLastError());
   d::Tally t;
   GPULAB_CUDA_CHECK(cudaMemcpy(&t, tally.data(), sizeof t, cudaMemcpyDeviceToHost));
