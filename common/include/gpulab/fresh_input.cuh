@@ -154,6 +154,12 @@ inline void draw_uniform_floats(float* out, std::size_t n, std::uint64_t seed, f
 // draw is right (a sum or max over another half of the pool). The values keep the generator's
 // distribution element by element; an order the generator made (sorted input) is not kept, so a
 // pool serves stages whose work does not depend on the values (a scan, a reduction), not sorts.
+// Nor would it be safe for a sort: a stage that collected the pool in the untimed warm-ups (two
+// draws see three quarters of it) and sorted it there could answer a timed draw by compacting the
+// sorted pool, a pool position p being in the draw when (p - offset) / stride mod P < n, arithmetic
+// it can solve from the draw's first two keys: one pass where a sort makes four or more. A sum or a
+// prefix sum over the draw has no such shortcut (the positions are a window of the pool permuted by
+// the stride, a new permutation each draw), so the sorts draw on the host from the generator.
 namespace fresh_input_detail {
 template <class T>
 __global__ void gather_pool(const T* pool, std::size_t mask, T* out, std::size_t n, std::size_t offset,
