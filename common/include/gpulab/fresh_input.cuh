@@ -159,7 +159,8 @@ inline void draw_uniform_floats(float* out, std::size_t n, std::uint64_t seed, f
 // sorted pool, a pool position p being in the draw when (p - offset) / stride mod P < n, arithmetic
 // it can solve from the draw's first two keys: one pass where a sort makes four or more. A sum or a
 // prefix sum over the draw has no such shortcut (the positions are a window of the pool permuted by
-// the stride, a new permutation each draw), so the sorts draw on the host from the generator.
+// the stride, a new permutation each draw); a max has one (the largest pool key the draw holds: a
+// few tests), which is why reduction is timed with sum. The sorts draw on the host from the generator.
 namespace fresh_input_detail {
 template <class T>
 __global__ void gather_pool(const T* pool, std::size_t mask, T* out, std::size_t n, std::size_t offset,
