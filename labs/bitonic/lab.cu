@@ -103,7 +103,6 @@ Stage::Code cpu_network() {
 // The keys on the device, and the replay guard: each timed run sorts a fresh draw of the problem's
 // keys (bm::make_keys, another seed), judged on the device (gpulab/fresh_input.cuh).
 using Keys = std::shared_ptr<DeviceBuffer<std::int32_t>>;
-Keys upload_keys(const SortData& d) { return std::make_shared<DeviceBuffer<std::int32_t>>(d.keys); }
 DeviceRun<std::int32_t> guarded(std::function<void(std::int32_t*)> run, const Keys& keys, const Problem& p) {
   return sort_with_fresh_keys<std::int32_t>(
       std::move(run), keys, [input = lab::input_of(p), n = keys->size()](std::uint64_t seed) { return bm::make_keys(input, n, seed); },
@@ -113,7 +112,7 @@ DeviceRun<std::int32_t> guarded(std::function<void(std::int32_t*)> run, const Ke
 using SortFn = void (*)(const std::int32_t*, std::int32_t*, std::size_t, SortWorkspace&);
 Stage::Code gpu_stage(SortFn fn) {
   return device_stage<std::int32_t, SortData>(kSorted, [fn](const std::shared_ptr<const SortData>& d, const Problem& p) {
-    auto in = upload_keys(*d);
+    auto in = upload_input(d->keys);
     auto ws = workspace(p, scratch_bytes(d->keys.size()));
     return guarded([fn, in, ws](std::int32_t* out) { fn(in->data(), out, in->size(), ws->fresh()); }, in, p);
   });
@@ -124,7 +123,7 @@ Stage::Code gpu_stage(SortFn fn) {
 // CUB's temporary storage sized and allocated here, untimed.
 Stage::Code cub_sort(CubSort which) {
   return device_stage<std::int32_t, SortData>(kSorted, [which](const std::shared_ptr<const SortData>& d, const Problem& p) {
-    auto in = upload_keys(*d);
+    auto in = upload_input(d->keys);
     const std::size_t bytes = cub_sort_temp_bytes(which, d->keys.size());
     auto temp = std::make_shared<DeviceBuffer<unsigned char>>(std::max<std::size_t>(bytes, 16));
     return guarded([which, in, temp, bytes](std::int32_t* out) { sort_cub(which, in->data(), out, in->size(), temp->data(), bytes); },
@@ -134,7 +133,7 @@ Stage::Code cub_sort(CubSort which) {
 
 Stage::Code thrust_sort() {
   return device_stage<std::int32_t, SortData>(kSorted, [](const std::shared_ptr<const SortData>& d, const Problem& p) {
-    auto in = upload_keys(*d);
+    auto in = upload_input(d->keys);
     auto ws = workspace(p, thrust_workspace_bytes(d->keys.size()));
     return guarded([in, ws](std::int32_t* out) { sort_thrust(in->data(), out, in->size(), ws->fresh()); }, in, p);
   });

@@ -179,9 +179,9 @@ struct DeviceInput {
   u32* values_out(u32* out) const { return values ? out + rm::values_offset(n) : nullptr; }
 };
 
-DeviceInput upload_input(const SortData& d) {
+DeviceInput device_input(const SortData& d) {
   DeviceInput in;
-  in.keys = std::make_shared<DeviceBuffer<u32>>(d.keys);
+  in.keys = upload_input(d.keys);
   if (!d.values.empty()) in.values = upload(d.values);
   in.n = d.keys.size();
   return in;
@@ -208,7 +208,7 @@ DeviceRun<u32> guarded_sort(std::function<void(u32*)> run, const DeviceInput& in
 
 Stage::Code gpu_sort(SortFn fn) {
   return device_stage<u32, SortData>(sort_output(), [fn](const std::shared_ptr<const SortData>& d, const Problem& p) {
-    const DeviceInput in = upload_input(*d);
+    const DeviceInput in = device_input(*d);
     auto ws = scratch<SortWorkspace>(sort_workspace_bytes(in.n), [&](SortWorkspace& w) {
       w.config = rl::config_for(p);
       w.multiprocessors = multiprocessors();
@@ -239,7 +239,7 @@ void reference_cpu(const u32* keys, u32* keys_out, const u32* values, u32* value
 // find-max's replay guard: the span of each draw is computed on the host as the draw is made (O(n)).
 Stage::Code find_max() {
   return device_stage<u32, SpanData>(span_output(), [](const std::shared_ptr<const SpanData>& d, const Problem& p) {
-    auto keys = std::make_shared<DeviceBuffer<u32>>(d->keys);
+    auto keys = upload_input(d->keys);
     const std::size_t n = d->keys.size();
     auto ws = scratch<SortWorkspace>(8 * n + (std::size_t{1} << 20), [&](SortWorkspace& w) {
       w.config = rl::config_for(p);
@@ -268,7 +268,7 @@ enum class Library { cub_radix, thrust, cub_merge };
 
 Stage::Code library_sort(Library lib) {
   return device_stage<u32, SortData>(sort_output(), [lib](const std::shared_ptr<const SortData>& d, const Problem& p) {
-    const DeviceInput in = upload_input(*d);
+    const DeviceInput in = device_input(*d);
     const SortConfig c = d->config;
     const bool pairs = in.values != nullptr;
     std::size_t bytes = 0;

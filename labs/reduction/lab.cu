@@ -115,12 +115,12 @@ template <class Op>
 struct PoolTag {};
 template <class Op>
 std::shared_ptr<const DrawPool<Value<Op>>> input_pool(const Problem& p) {
-  Problem wide = p;
-  wide.n = DrawPool<Value<Op>>::size_for(p.n);
-  wide.seed = p.seed ^ 0xD1B54A32D192ED03ull;  // not the input's own values
-  auto values = problem_data<std::vector<Value<Op>>, PoolTag<Op>>(p.only({"op", "negative"}),
-                                                                 [&] { return make_data<Op>(wide).input; }, 1);
-  return std::make_shared<const DrawPool<Value<Op>>>(*values);
+  return draw_pool<Value<Op>, PoolTag<Op>>(p.only({"op", "negative"}), [&](std::size_t count, std::uint64_t seed) {
+    Problem wide = p;
+    wide.n = count;
+    wide.seed = seed;
+    return make_data<Op>(wide).input;
+  });
 }
 
 template <class Op>
@@ -130,14 +130,14 @@ DeviceRun<std::uint32_t> guarded(std::function<void(std::uint32_t*)> run, std::s
   auto judge_ws = workspace<Op>(p);
   // The draw's fold, made right after the draw, before the run (which may write to its input).
   auto want = std::make_shared<std::vector<std::uint32_t>>(kWords<V>);
+  auto expected = std::make_shared<DeviceBuffer<V>>(1);
   return {std::move(run),
-          [in, judge_ws, want, pool = input_pool<Op>(p)](std::uint64_t seed) {
+          [in, judge_ws, want, expected, pool = input_pool<Op>(p)](std::uint64_t seed) {
             pool->draw(in->data(), in->size(), seed);
-            DeviceBuffer<V> expected(1);
             ReduceWorkspace& ws = judge_ws->view();
             ws.reset();
-            reduce_cub_scan_last<Op>(in->data(), in->size(), expected.data(), ws, Op{});
-            GPULAB_CUDA_CHECK(cudaMemcpy(want->data(), expected.data(), sizeof(V), cudaMemcpyDeviceToHost));
+            reduce_cub_scan_last<Op>(in->data(), in->size(), expected->data(), ws, Op{});
+            GPULAB_CUDA_CHECK(cudaMemcpy(want->data(), expected->data(), sizeof(V), cudaMemcpyDeviceToHost));
           },
           [want, n = in->size()](const std::uint32_t* out) {
             std::vector<std::uint32_t> got(kWords<V>);
@@ -155,7 +155,7 @@ Stage::Code gpu(Pick pick, std::function<void(const Problem&)> before = {}) {
     const GpuFn<Op> fn = pick(o);
     return device_stage<std::uint32_t, Data<Op>>(output<Op>(), [fn](const std::shared_ptr<const Data<Op>>& d, const Problem& p) {
       if (!fn) throw std::logic_error("this stage is not built for operator " + std::string(Op::name));
-      auto in = std::make_shared<DeviceBuffer<Value<Op>>>(d->input);
+      auto in = upload_input(d->input);
       auto ws = workspace<Op>(p);
       return guarded<Op>(
           [fn, in, ws](std::uint32_t* out) { fn(in->data(), in->size(), reinterpret_cast<Value<Op>*>(out), ws->fresh(), Op{}); },

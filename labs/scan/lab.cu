@@ -86,26 +86,19 @@ std::shared_ptr<ScratchOwner<scan::ScanWorkspace>> workspace(const Problem& p) {
 // (out[i + 1] - out[i] = in[i]), a compaction against CUB's DeviceSelect of the same draw.
 struct PoolTag {};
 std::shared_ptr<const DrawPool<int>> input_pool(const Problem& p, int zeros = -1) {
-  const std::size_t count = DrawPool<int>::size_for(p.n);
-  const std::uint64_t seed = p.seed ^ 0xD1B54A32D192ED03ull;  // not the input's own values
-  auto values = problem_data<std::vector<int>, PoolTag>(p.only({}).with("zeros", zeros), [&] {
+  return draw_pool<int, PoolTag>(p.only({}).with("zeros", zeros), [&](std::size_t count, std::uint64_t seed) {
     return zeros < 0 ? scan::model::scan_input(p.distribution, count, seed)
                      : scan::model::compaction_input(p.distribution, count, seed, zeros);
-  }, 1);
-  return std::make_shared<const DrawPool<int>>(*values);
+  });
 }
 
 using Input = std::shared_ptr<DeviceBuffer<int>>;
-Input upload_input(const std::vector<int>& values) { return std::make_shared<DeviceBuffer<int>>(values); }
 
 DeviceRun<int> guarded_scan(std::function<void(int*)> run, const Input& in, const Problem& p) {
-  auto drawn = std::make_shared<DrawCopy<int>>(in->size());  // what the judge reads (the run may write to in)
-  return {std::move(run),
-          [in, drawn, pool = input_pool(p)](std::uint64_t seed) {
-            pool->draw(in->data(), in->size(), seed);
-            drawn->take(in->data());
-          },
-          [drawn](const int* out) { return judge_exclusive_sum_on_device(drawn->data(), out, drawn->size()); }};
+  const std::size_t n = in->size();
+  return with_fresh_input<int, int>(
+      std::move(run), in, [pool = input_pool(p), n](int* input, std::uint64_t seed) { pool->draw(input, n, seed); },
+      [n](const int* drawn, const int* out) { return judge_exclusive_sum_on_device(drawn, out, n); });
 }
 
 using ScanFn = void (*)(const int*, int*, std::size_t, scan::ScanWorkspace&);
@@ -147,17 +140,11 @@ class Compact : public ArrayStage<int, W> {
   using Run = std::function<void(const CompactData&, int*, int*)>;
   explicit Compact(const Problem& p, Run run = {})
       : ArrayStage<int, W>(p.n, [] { return std::span<const int>(); }), data_(compact_data(p)), run_(std::move(run)) {}
-  // The replay guard (device_compact sets it): `draw(seed)` rewrites the device input, `expected()`
-  // is the compaction of the latest draw; check() then judges against it.
-  void guard(std::function<void(std::uint64_t)> draw, std::function<std::vector<int>()> expected) {
-    draw_ = std::move(draw);
+  // The replay guard (device_compact sets it): `draw(seed)` rewrites the device input and makes
+  // `*expected`, the draw's compaction, which check() then judges against.
+  void guard(std::function<void(std::uint64_t)> draw, std::shared_ptr<const std::vector<int>> expected) {
+    this->set_guard(std::move(draw));
     drawn_expected_ = std::move(expected);
-  }
-  bool redraw(std::uint64_t seed) override {
-    if (!draw_) return false;
-    draw_(seed);
-    drawn_ = true;
-    return true;
   }
   void reset_output() override {
     ArrayStage<int, W>::reset_output();
@@ -167,7 +154,7 @@ class Compact : public ArrayStage<int, W> {
   void run() override { run_(*data_, this->output(), count_.data()); }
   CheckResult check() override {
     const int count = read_count();
-    return scan::model::check_compaction(drawn_ ? drawn_expected_() : data_->expected, count, this->download());
+    return scan::model::check_compaction(this->drawn() ? *drawn_expected_ : data_->expected, count, this->download());
   }
   std::optional<std::vector<unsigned char>> output_bytes() override {
     const int count = read_count();
@@ -197,9 +184,7 @@ class Compact : public ArrayStage<int, W> {
   }
   std::shared_ptr<const CompactData> data_;
   Run run_;
-  std::function<void(std::uint64_t)> draw_;
-  std::function<std::vector<int>()> drawn_expected_;
-  bool drawn_ = false;
+  std::shared_ptr<const std::vector<int>> drawn_expected_;
   std::conditional_t<W == Where::gpu, DeviceBuffer<int>, std::vector<int>> count_ = decltype(count_)(1);
 };
 
@@ -221,16 +206,17 @@ Stage::Code device_compact(std::function<std::function<void(const int*, int*, in
             // The draw's compaction by CUB's DeviceSelect (the harness's, in scan_cub.cu), made right
             // after the draw, before the run (which may write to its input), untimed.
             auto temp = std::make_shared<DeviceBuffer<unsigned char>>(std::max<std::size_t>(scan::cub_select_nonzero_bytes(p.n), 16));
+            auto kept = std::make_shared<DeviceBuffer<int>>(p.n);
+            auto count = std::make_shared<DeviceBuffer<int>>(1);
             auto expected = std::make_shared<std::vector<int>>();
             stage->guard(
-                [in, temp, expected, pool = input_pool(p, static_cast<int>(p.knob("zeros")))](std::uint64_t seed) {
+                [in, temp, kept, count, expected, pool = input_pool(p, static_cast<int>(p.knob("zeros")))](std::uint64_t seed) {
                   pool->draw(in->data(), in->size(), seed);
-                  DeviceBuffer<int> kept(in->size()), count(1);
-                  scan::cub_select_nonzero(temp->data(), temp->size(), in->data(), kept.data(), count.data(), in->size());
-                  *expected = kept.download();
-                  expected->resize(static_cast<std::size_t>(std::max(0, count.download()[0])));
+                  scan::cub_select_nonzero(temp->data(), temp->size(), in->data(), kept->data(), count->data(), in->size());
+                  *expected = kept->download();
+                  expected->resize(static_cast<std::size_t>(std::max(0, count->download()[0])));
                 },
-                [expected] { return *expected; });
+                expected);
             return stage;
           },
           host_check<Compact<Where::cpu>>()};

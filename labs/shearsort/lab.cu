@@ -144,7 +144,6 @@ Stage::Code cpu_shear() {
 // sorted and holding its own input keys (segment = the tile), or the whole array sorted (and stable
 // with values, which follow the keys at out + n).
 using Keys = std::shared_ptr<DeviceBuffer<std::int32_t>>;
-Keys upload_keys(const std::vector<std::int32_t>& keys) { return std::make_shared<DeviceBuffer<std::int32_t>>(keys); }
 DeviceRun<std::int32_t> guarded(std::function<void(std::int32_t*)> run, const Keys& keys, const Problem& p,
                                 std::size_t segment, bool pairs = false) {
   const std::size_t n = keys->size();
@@ -156,7 +155,7 @@ DeviceRun<std::int32_t> guarded(std::function<void(std::int32_t*)> run, const Ke
 using TileFn = void (*)(const std::int32_t*, std::int32_t*, std::size_t, ShearWorkspace&);
 Stage::Code tile_stage(TileFn fn) {
   return device_stage<std::int32_t, TileData>(kTiles, [fn](const std::shared_ptr<const TileData>& d, const Problem& p) {
-    auto in = upload_keys(d->keys);
+    auto in = upload_input(d->keys);
     auto ws = workspace(p, 1 << 16);  // the tile stages need none: a small arena, guarded all the same
     return guarded([fn, in, ws](std::int32_t* out) { fn(in->data(), out, in->size(), ws->fresh()); }, in, p, kTileKeys);
   });
@@ -169,7 +168,7 @@ Stage::Code merge_stage(MergeFn fn) {
                                                                        const Problem& p) {
     const std::size_t n = d->keys.size();
     if (d->pairs && n >= 0xFFFFFFFFull) throw UsageError("--param pairs=1 needs n < 2^32 - 1 (positions are 32-bit)");
-    auto keys = upload_keys(d->keys);
+    auto keys = upload_input(d->keys);
     auto values = upload(d->values);
     auto ws = workspace(p, shearsort_workspace_bytes(n, lab::config_for(p)));
     const bool pairs = d->pairs;
@@ -187,7 +186,7 @@ Stage::Code merge_stage(MergeFn fn) {
 using CubTileFn = void (*)(const std::int32_t*, std::int32_t*, std::size_t);
 Stage::Code cub_tiles(CubTileFn fn) {
   return device_stage<std::int32_t, TileData>(kTiles, [fn](const std::shared_ptr<const TileData>& d, const Problem& p) {
-    auto in = upload_keys(d->keys);
+    auto in = upload_input(d->keys);
     return guarded([fn, in](std::int32_t* out) { fn(in->data(), out, in->size()); }, in, p, kTileKeys);
   });
 }
@@ -196,7 +195,7 @@ Stage::Code cub_tiles(CubTileFn fn) {
 Stage::Code cub_sort(CubSort which) {
   return device_stage<std::int32_t, SortData>(sort_output(true), [which](const std::shared_ptr<const SortData>& d,
                                                                          const Problem& p) {
-    auto in = upload_keys(d->keys);
+    auto in = upload_input(d->keys);
     const std::size_t bytes = cub_sort_temp_bytes(which, d->keys.size());
     auto temp = std::make_shared<DeviceBuffer<unsigned char>>(std::max<std::size_t>(bytes, 16));
     return guarded([which, in, temp, bytes](std::int32_t* out) { sort_cub(which, in->data(), out, in->size(), temp->data(), bytes); },
@@ -207,7 +206,7 @@ Stage::Code cub_sort(CubSort which) {
 Stage::Code thrust_sort() {
   return device_stage<std::int32_t, SortData>(sort_output(true), [](const std::shared_ptr<const SortData>& d,
                                                                     const Problem& p) {
-    auto in = upload_keys(d->keys);
+    auto in = upload_input(d->keys);
     auto ws = workspace(p, thrust_workspace_bytes(d->keys.size()));
     return guarded([in, ws](std::int32_t* out) { sort_thrust(in->data(), out, in->size(), ws->fresh()); }, in, p, in->size());
   });

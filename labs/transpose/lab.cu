@@ -65,15 +65,13 @@ __global__ void first_misplaced(const float* in, const float* out, std::size_t r
 }
 
 CheckResult judge_drawn(const float* in, const float* out, const Shape& s, bool transposes) {
-  DeviceBuffer<unsigned long long> first(1);
-  const unsigned long long none = ~0ull;
-  GPULAB_CUDA_CHECK(cudaMemcpy(first.data(), &none, sizeof none, cudaMemcpyHostToDevice));
-  if (s.count() > 0) first_misplaced<<<4096, 256>>>(in, out, s.rows, s.cols, transposes, first.data());
-  GPULAB_CUDA_CHECK(cudaGetLastError());
-  const unsigned long long at = first.download()[0];
-  if (at == none) return CheckResult::pass();
-  return CheckResult::fail("element " + std::to_string(at) + " of the output is wrong" +
-                           transpose::model::where_in_matrix(at, s, transposes));
+  if (s.count() == 0) return CheckResult::pass();
+  const auto at = first_flagged([&](unsigned long long* first) {
+    first_misplaced<<<judge_grid(s.count()), kJudgeThreads>>>(in, out, s.rows, s.cols, transposes, first);
+  });
+  if (!at) return CheckResult::pass();
+  return CheckResult::fail("element " + std::to_string(*at) + " of the output is wrong" +
+                           transpose::model::where_in_matrix(*at, s, transposes));
 }
 
 using Transpose = void (*)(const float*, float*, std::size_t, std::size_t);
@@ -84,15 +82,12 @@ using Transpose = void (*)(const float*, float*, std::size_t, std::size_t);
 Stage::Code gpu(Transpose f, bool transposes = true) {
   return device_stage<float, Matrices>(output(transposes), [f, transposes](const std::shared_ptr<const Matrices>& m,
                                                                           const Problem&) {
-    auto in = std::make_shared<DeviceBuffer<float>>(m->in);
-    auto drawn = std::make_shared<DrawCopy<float>>(in->size());  // what the judge reads (the run may write to in)
+    auto in = upload_input(m->in);
     const Shape s = m->shape;
-    return DeviceRun<float>{[f, s, in](float* out) { f(in->data(), out, s.rows, s.cols); },
-                            [in, drawn](std::uint64_t seed) {
-                              draw_uniform_floats(in->data(), in->size(), seed);
-                              drawn->take(in->data());
-                            },
-                            [drawn, s, transposes](const float* out) { return judge_drawn(drawn->data(), out, s, transposes); }};
+    return with_fresh_input<float, float>(
+        [f, s, in](float* out) { f(in->data(), out, s.rows, s.cols); }, in,
+        [n = s.count()](float* input, std::uint64_t seed) { draw_uniform_floats(input, n, seed); },
+        [s, transposes](const float* drawn, const float* out) { return judge_drawn(drawn, out, s, transposes); });
   });
 }
 

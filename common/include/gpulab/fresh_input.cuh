@@ -31,10 +31,29 @@
 #include "gpulab/buffer.hpp"
 #include "gpulab/check.hpp"
 #include "gpulab/cuda_check.hpp"
+#include "gpulab/math.hpp"
 #include "gpulab/splitmix64.hpp"
 #include "gpulab/stages.hpp"
 
 namespace gpulab {
+
+// The judges' and draws' launches: 256 threads, a grid-stride loop over n on at most 4096 blocks.
+inline constexpr int kJudgeThreads = 256;
+inline unsigned judge_grid(std::size_t n) {
+  return static_cast<unsigned>(std::min<std::size_t>(ceil_div(n, std::size_t{kJudgeThreads}), 4096));
+}
+
+// The smallest index a judge kernel flagged (atomicMin into `*first`), none when it flagged none:
+// `launch(first)` enqueues the kernel. The report of a judge that names the first wrong element.
+template <class Launch>
+std::optional<std::size_t> first_flagged(Launch launch) {
+  const unsigned long long none = ~0ull;
+  DeviceBuffer<unsigned long long> first(std::vector<unsigned long long>{none});
+  launch(first.data());
+  GPULAB_CUDA_CHECK(cudaGetLastError());
+  const unsigned long long at = first.download()[0];
+  return at == none ? std::nullopt : std::optional<std::size_t>(static_cast<std::size_t>(at));
+}
 
 namespace fresh_input_detail {
 
@@ -47,8 +66,6 @@ struct Tally {
   unsigned long long in_sum[2] = {0, 0};  // keys only: the input's fingerprints
   unsigned long long out_sum[2] = {0, 0};
 };
-
-__host__ __device__ inline unsigned long long mix64(unsigned long long z) { return splitmix64_mix(z); }
 
 __device__ inline unsigned long long warp_sum(unsigned long long v) {
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
@@ -74,10 +91,10 @@ __global__ void judge_sort(const std::uint32_t* in, const std::uint32_t* out, co
     } else {
       const unsigned long long tagged = (static_cast<unsigned long long>(seg) << 32) | key;
       const unsigned long long tagged_in = (static_cast<unsigned long long>(seg) << 32) | in[i];
-      out0 += mix64(tagged ^ salt0);
-      out1 += mix64(tagged ^ salt1);
-      in0 += mix64(tagged_in ^ salt0);
-      in1 += mix64(tagged_in ^ salt1);
+      out0 += splitmix64_mix(tagged ^ salt0);
+      out1 += splitmix64_mix(tagged ^ salt1);
+      in0 += splitmix64_mix(tagged_in ^ salt0);
+      in1 += splitmix64_mix(tagged_in ^ salt1);
     }
   }
   if (values) return;
@@ -94,26 +111,19 @@ __global__ void judge_sort(const std::uint32_t* in, const std::uint32_t* out, co
 
 // The verdict on a sort's device output `out` (and `out_values`, or null for keys only) of the device
 // input `in` (values of the input: their positions). `order_key` maps a key's 32 bits to an unsigned
-// key in the sort's order (a device-callable functor). Synchronises; blockDim 256, the grid sized
-// to the device's SMs (a grid-stride loop: one pass over n, a few atomics per warp).
+// key in the sort's order (a device-callable functor). Synchronises; one pass over n (judge_grid), a
+// few atomics per warp.
 template <class OrderKey>
 CheckResult judge_sort_on_device(const std::uint32_t* in, const std::uint32_t* out, const std::uint32_t* out_values,
                                  std::size_t n, std::size_t segment, OrderKey order_key) {
   namespace d = fresh_input_detail;
   if (n == 0) return CheckResult::pass();
   if (segment == 0) segment = n;
-  DeviceBuffer<d::Tally> tally(1);
-  const d::Tally init{};
-  GPULAB_CUDA_CHECK(cudaMemcpy(tally.data(), &init, sizeof init, cudaMemcpyHostToDevice));
-  int device = 0, sms = 0;
-  GPULAB_CUDA_CHECK(cudaGetDevice(&device));
-  GPULAB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const std::size_t blocks = std::min<std::size_t>((n + 255) / 256, static_cast<std::size_t>(8 * sms));
-  d::judge_sort<<<static_cast<unsigned>(blocks), 256>>>(in, out, out_values, n, segment, order_key, entropy_seed(),
-                                                       entropy_seed(), tally.data());
+  DeviceBuffer<d::Tally> tally(std::vector<d::Tally>{d::Tally{}});
+  d::judge_sort<<<judge_grid(n), kJudgeThreads>>>(in, out, out_values, n, segment, order_key, entropy_seed(),
+                                                    entropy_seed(), tally.data());
   GPULAB_CUDA_CHECK(cudaGetLastError());
-  d::Tally t;
-  GPULAB_CUDA_CHECK(cudaMemcpy(&t, tally.data(), sizeof t, cudaMemcpyDeviceToHost));
+  const d::Tally t = tally.download()[0];
   auto at = [&](unsigned long long i) {
     return "at " + std::to_string(i) + (segment < n ? " (tile " + std::to_string(i / segment) + ")" : std::string{});
   };
@@ -134,7 +144,7 @@ template <class Float>
 __global__ void draw_floats(Float* out, std::size_t n, unsigned long long seed, float lo, float hi) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const unsigned long long z = mix64(seed + 0x9E3779B97F4A7C15ull * (i + 1));
+    const unsigned long long z = splitmix64_mix(seed + 0x9E3779B97F4A7C15ull * (i + 1));
     out[i] = lo + (hi - lo) * static_cast<float>(z >> 40) * 0x1.0p-24f;
   }
 }
@@ -142,8 +152,7 @@ __global__ void draw_floats(Float* out, std::size_t n, unsigned long long seed, 
 
 inline void draw_uniform_floats(float* out, std::size_t n, std::uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
   if (n == 0) return;
-  fresh_input_detail::draw_floats<<<static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4096)), 256>>>(
-      out, n, seed, lo, hi);
+  fresh_input_detail::draw_floats<<<judge_grid(n), kJudgeThreads>>>(out, n, seed, lo, hi);
   GPULAB_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -187,16 +196,26 @@ class DrawPool {
   void draw(T* out, std::size_t n, std::uint64_t seed) const {
     if (n == 0) return;
     const std::size_t mask = values_.size() - 1;
-    const auto offset = static_cast<std::size_t>(fresh_input_detail::mix64(seed)) & mask;
-    const auto stride = (static_cast<std::size_t>(fresh_input_detail::mix64(seed ^ 0x5851F42D4C957F2Dull)) & mask) | 1;
-    fresh_input_detail::gather_pool<<<static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4096)), 256>>>(
-        values_.data(), mask, out, n, offset, stride);
+    const auto offset = static_cast<std::size_t>(splitmix64_mix(seed)) & mask;
+    const auto stride = (static_cast<std::size_t>(splitmix64_mix(seed ^ 0x5851F42D4C957F2Dull)) & mask) | 1;
+    fresh_input_detail::gather_pool<<<judge_grid(n), kJudgeThreads>>>(values_.data(), mask, out, n, offset, stride);
     GPULAB_CUDA_CHECK(cudaGetLastError());
   }
 
  private:
   DeviceBuffer<T> values_;
 };
+
+// The pool of the problem `key` (its n, seed and knobs): `make(count, seed)` draws count values like
+// the problem's input (its generator) under a seed other than the input's; the values are made once
+// per key (problem_data under `Tag`), each stage uploads its own pool.
+template <class T, class Tag>
+std::shared_ptr<const DrawPool<T>> draw_pool(const Problem& key,
+                                             const std::function<std::vector<T>(std::size_t, std::uint64_t)>& make) {
+  const auto values = problem_data<std::vector<T>, Tag>(
+      key, [&] { return make(DrawPool<T>::size_for(key.n), key.seed ^ 0xD1B54A32D192ED03ull); }, 1);
+  return std::make_shared<const DrawPool<T>>(*values);
+}
 
 // An exclusive sum of int32 (wrapping modulo 2^32) judged on the device in O(n), exactly: out[0] is
 // 0 and out[i + 1] - out[i] is in[i]. The first wrong element is reported.
@@ -214,15 +233,11 @@ __global__ void first_wrong_prefix(const Int* in, const Int* out, std::size_t n,
 
 inline CheckResult judge_exclusive_sum_on_device(const std::int32_t* in, const std::int32_t* out, std::size_t n) {
   if (n == 0) return CheckResult::pass();
-  DeviceBuffer<unsigned long long> first(1);
-  const unsigned long long none = fresh_input_detail::kNone;
-  GPULAB_CUDA_CHECK(cudaMemcpy(first.data(), &none, sizeof none, cudaMemcpyHostToDevice));
-  fresh_input_detail::first_wrong_prefix<<<static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4096)), 256>>>(
-      in, out, n, first.data());
-  GPULAB_CUDA_CHECK(cudaGetLastError());
-  const unsigned long long at = first.download()[0];
-  if (at == none) return CheckResult::pass();
-  return CheckResult::fail("element " + std::to_string(at) + " of the exclusive sum is wrong (it is not the element " +
+  const auto at = first_flagged([&](unsigned long long* first) {
+    fresh_input_detail::first_wrong_prefix<<<judge_grid(n), kJudgeThreads>>>(in, out, n, first);
+  });
+  if (!at) return CheckResult::pass();
+  return CheckResult::fail("element " + std::to_string(*at) + " of the exclusive sum is wrong (it is not the element " +
                            "before it plus the input before it)");
 }
 
@@ -249,6 +264,22 @@ struct Int32Order {
   __device__ std::uint32_t operator()(std::uint32_t bits) const { return bits ^ 0x80000000u; }
 };
 
+// A DeviceRun with the replay guard for a stage whose input is one device array: `fill(input,
+// seed)` writes a draw into it, the judge's own copy is taken right after (DrawCopy), and
+// `judge(drawn, out)` is the verdict on a run's output. The sorts, scan and transpose use it.
+template <class T, class In>
+DeviceRun<T> with_fresh_input(std::function<void(T*)> run, std::shared_ptr<DeviceBuffer<In>> input,
+                              std::function<void(In*, std::uint64_t)> fill,
+                              std::function<CheckResult(const In* drawn, const T* out)> judge) {
+  auto drawn = std::make_shared<DrawCopy<In>>(input->size());
+  return {std::move(run),
+          [input, drawn, fill = std::move(fill)](std::uint64_t seed) {
+            fill(input->data(), seed);
+            drawn->take(input->data());
+          },
+          [drawn, judge = std::move(judge)](const T* out) { return judge(drawn->data(), out); }};
+}
+
 // A GPU sort's DeviceRun with the replay guard: `draw(seed)` makes a fresh draw of the problem's
 // keys on the host (the problem's own generator, another seed), uploaded into `keys`, the device
 // input every run reads; each run's output is judged by judge_sort_on_device. `values_at`: where
@@ -258,17 +289,18 @@ DeviceRun<Key> sort_with_fresh_keys(std::function<void(Key*)> run, std::shared_p
                                     std::function<std::vector<Key>(std::uint64_t)> draw, OrderKey order_key,
                                     std::size_t segment = 0, std::optional<std::size_t> values_at = std::nullopt) {
   static_assert(sizeof(Key) == 4 && std::is_trivially_copyable_v<Key>, "the verdict reads 32-bit keys");
-  auto drawn = std::make_shared<DrawCopy<Key>>(keys->size());
-  return {std::move(run),
-          [keys, draw, drawn](std::uint64_t seed) {
-            keys->upload(draw(seed));
-            drawn->take(keys->data());
-          },
-          [drawn, order_key, segment, values_at](const Key* out) {
-            const auto* words = reinterpret_cast<const std::uint32_t*>(out);
-            return judge_sort_on_device(reinterpret_cast<const std::uint32_t*>(drawn->data()), words,
-                                        values_at ? words + *values_at : nullptr, drawn->size(), segment, order_key);
-          }};
+  const std::size_t n = keys->size();
+  return with_fresh_input<Key, Key>(
+      std::move(run), keys,
+      [draw = std::move(draw), n](Key* input, std::uint64_t seed) {
+        const std::vector<Key> fresh = draw(seed);
+        GPULAB_CUDA_CHECK(cudaMemcpy(input, fresh.data(), n * sizeof(Key), cudaMemcpyHostToDevice));
+      },
+      [order_key, segment, values_at, n](const Key* drawn, const Key* out) {
+        const auto* words = reinterpret_cast<const std::uint32_t*>(out);
+        return judge_sort_on_device(reinterpret_cast<const std::uint32_t*>(drawn), words,
+                                    values_at ? words + *values_at : nullptr, n, segment, order_key);
+      });
 }
 
 }  // namespace gpulab

@@ -71,7 +71,9 @@ class HostArray {
 // checked exactly against an expected array. Subclasses implement run() (writing output()) and
 // bytes_moved(); they may override check_values() for a richer report (where in a matrix).
 // The check also fails when the run wrote past a region of the scratch it took (ScratchOwner):
-// the guards are rearmed in reset_output() and read after the run, with no lab code.
+// the guards are rearmed in reset_output() and read after the run, with no lab code. With the
+// replay guard set (set_guard), a draw rewrites the stage's input and a run after one is judged by
+// the guard's verdict (or by a subclass's check() that reads drawn()).
 template <class T, Where W>
 class ArrayStage : public StageInstance {
  public:
@@ -87,10 +89,27 @@ class ArrayStage : public StageInstance {
   }
   CheckResult check() override {
     try {
+      if (drawn_ && judge_drawn_) {
+        finish_run();
+        return judge_drawn_(output());
+      }
       return check_values(download());
     } catch (const ScratchOverrun& e) {
       return CheckResult::fail(e.what());
     }
+  }
+  // The replay guard (StageInstance::redraw): `draw(seed)` rewrites the stage's input (untimed);
+  // `judge`, when set, is the verdict on the output of a run after a draw (the expected output is
+  // then no longer the problem's).
+  void set_guard(std::function<void(std::uint64_t)> draw, std::function<CheckResult(const T*)> judge = {}) {
+    draw_ = std::move(draw);
+    judge_drawn_ = std::move(judge);
+  }
+  bool redraw(std::uint64_t seed) override {
+    if (!draw_) return false;
+    draw_(seed);
+    drawn_ = true;
+    return true;
   }
   // Saved even after an overrun (the check, which runs next, says why the stage failed).
   std::optional<std::vector<unsigned char>> output_bytes() override {
@@ -106,6 +125,7 @@ class ArrayStage : public StageInstance {
   virtual CheckResult check_values(std::span<const T> got) { return compare_exact<T>(expected_(), got); }
   T* output() { return out_.data(); }
   std::size_t size() const { return out_.size(); }
+  bool drawn() const { return drawn_; }  // the input is a draw of the replay guard
   // The output for a check: refused with ScratchOverrun when the run wrote past a scratch region,
   // so that a lab's own check() (scan's compaction) fails on it too.
   auto download() {
@@ -132,6 +152,9 @@ class ArrayStage : public StageInstance {
   Output out_;
   std::function<std::span<const T>()> expected_;
   StageScratch scratch_;  // the arenas this instance's runs took from
+  std::function<void(std::uint64_t)> draw_;
+  std::function<CheckResult(const T*)> judge_drawn_;
+  bool drawn_ = false;
 };
 
 // The out-of-process verdict's instance of a stage (Stage::checked_on_host): `Base` is the host
@@ -294,24 +317,7 @@ class DataStage : private detail::HoldsData<Data>, public ArrayStage<T, W> {
   void set_run(Run run) { run_ = std::move(run); }
   void set_device_run(DeviceRun<T> r) {
     run_ = std::move(r.run);
-    redraw_ = std::move(r.redraw);
-    judge_drawn_ = std::move(r.judge_drawn);
-  }
-  bool redraw(std::uint64_t seed) override {
-    if (!redraw_ || !judge_drawn_) return false;
-    redraw_(seed);
-    drawn_ = true;
-    return true;
-  }
-  // After a draw the expected output is no longer the problem's: the setup's device verdict judges.
-  CheckResult check() override {
-    if (!drawn_) return ArrayStage<T, W>::check();
-    try {
-      this->finish_run();
-      return judge_drawn_(this->output());
-    } catch (const ScratchOverrun& e) {
-      return CheckResult::fail(e.what());
-    }
+    if (r.redraw && r.judge_drawn) this->set_guard(std::move(r.redraw), std::move(r.judge_drawn));
   }
 
  protected:
@@ -322,9 +328,6 @@ class DataStage : private detail::HoldsData<Data>, public ArrayStage<T, W> {
  private:
   ArrayOutput<T, Data> out_;
   Run run_;
-  std::function<void(std::uint64_t)> redraw_;
-  std::function<CheckResult(const T*)> judge_drawn_;
-  bool drawn_ = false;
 };
 
 // A CPU stage: fn(data, output).
@@ -353,6 +356,16 @@ Stage::Code device_stage(ArrayOutput<T, Data> out, DeviceSetup<T, Data> setup) {
           [out](const Problem& p) -> std::unique_ptr<StageInstance> {
             return std::make_unique<HostCheck<DataStage<T, Where::cpu, Data>>>(p, out);
           }};
+}
+
+// A stage's input on the device that the replay guard rewrites with each draw (DeviceRun::redraw).
+template <class T>
+std::shared_ptr<DeviceBuffer<T>> upload_input(std::span<const T> values) {
+  return std::make_shared<DeviceBuffer<T>>(values);
+}
+template <class T>
+std::shared_ptr<DeviceBuffer<T>> upload_input(const std::vector<T>& values) {
+  return upload_input(std::span<const T>(values));
 }
 
 // A host array on the device (untimed, in a stage's setup), shared by the runs that read it.
