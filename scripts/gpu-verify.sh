@@ -5,7 +5,7 @@
 # (one line per step: exit status and seconds), the tail of each log, and pack the logs into
 # $OUT/<name of that folder>.tgz. Logs stay in $GPULAB_VERIFY_DIR (default /var/tmp/gpulab-verify).
 #
-#   scripts/gpu-verify.sh start [SECONDS] [STEP...]    (default: the steps of the first two lines below)
+#   scripts/gpu-verify.sh start [SECONDS] [STEP...]    (default: $STEPS, else the steps of the first two lines below)
 #   scripts/gpu-verify.sh fanout [SECONDS] "GPU:VAR=value;VAR=value" ...
 #        (a machine of several GPUs: the build once, then one detached chain of steps per argument on
 #        that GPU, in $GPULAB_VERIFY_DIR/chain-<i>-gpu<GPU>, its STEPS and other variables given,
@@ -144,5 +144,5 @@ if [ "$mode" = fanout ]; then
 fi
 # start
 rm -rf "$L"; mkdir -p "$L"
-STEPS="${*:-}" setsid nohup "$0" steps > "$L/steps.out" 2>&1 < /dev/null &
+STEPS="${*:-${STEPS:-}}" setsid nohup "$0" steps > "$L/steps.out" 2>&1 < /dev/null &
 collect
