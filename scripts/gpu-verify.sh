@@ -116,9 +116,11 @@ if [ "$mode" = steps ]; then
       # The whole gpu-slow preset in two halves, one per GPU of a two-GPU machine (CUDA_VISIBLE_DEVICES).
       gpu-slow-testdata) run gpu-slow-testdata 1500 ctest --preset gpu-slow --output-on-failure -R 'autograder[.]testdata' ;;
       # A change to a reference against the reference as it is (scripts/gpu-candidate.sh):
-      # CANDIDATE_PATCH (a carried `git diff`), CANDIDATE_RUNS ("LAB N STAGE,STAGE|LAB N ...").
+      # CANDIDATE_PATCH (carried `git diff`s; several, space-separated, each timed in its own run:
+      # candidate-<patch name>), CANDIDATE_RUNS ("LAB N STAGE,STAGE|LAB N ...", the same for each).
       candidate) IFS='|' read -r -a runs <<< "${CANDIDATE_RUNS:-}"
-        OUT=$L/candidate run candidate 900 scripts/gpu-candidate.sh "${CANDIDATE_PATCH:-}" "${runs[@]}" ;;
+        for p in ${CANDIDATE_PATCH:-}; do c=candidate-$(basename "$p" .patch)
+          OUT=$L/$c run "$c" 900 scripts/gpu-candidate.sh "$p" "${runs[@]}"; done ;;
       ncu-overhead) run ncu-overhead 900 $py autograder/bench/ncu_overhead.py --out "$L/ncu-overhead" ;;
       gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
       *) sum "unknown step $s (steps: build ctest-gpu concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers goals ncu-overhead guard-cost candidate)" ;;

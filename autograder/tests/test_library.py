@@ -308,5 +308,41 @@ class LibraryCheckTest(FakeGrading, unittest.TestCase):
         self.assertEqual(len(timing), 1, timing)
 
 
+    def test_a_library_call_with_the_range_popped_is_found(self):
+        # single-pass as CUB's scan launched between nvtxRangePop() and a push of the same name: the
+        # kernel is outside "gpulab:naive" but between the runner's markers.
+        with env(FAKE_NCU_LIBRARY_STAGE="naive", FAKE_NCU_ESCAPE="naive"):
+            sub = self.grade(REFERENCE)
+        naive = self.stage(sub, "naive")
+        self.assertEqual((naive.checks["library"].status, naive.points), ("fail", 0))
+        self.assertIn("saw library kernels in it", naive.checks["library"].summary)
+        self.assertIn("DeviceScanKernel", naive.checks["library"].data["escaped"][0])   # seen outside the range
+        self.assertEqual(self.stage(sub, "shared").checks["library"].status, "pass")
+
+    def test_an_own_kernel_outside_the_range_zeroes_the_stage(self):
+        with env(FAKE_NCU_ESCAPE="naive"):
+            sub = self.grade(REFERENCE)
+        naive = self.stage(sub, "naive")
+        self.assertEqual((naive.checks["library"].status, naive.points), ("fail", 0))
+        self.assertIn('outside its NVTX range "gpulab:naive": k', naive.checks["library"].summary)
+        self.assertIn("nvtxRangePop", naive.checks["library"].fix)
+        self.assertIn("outside its NVTX range", naive.checks["correctness"].summary)   # every check says why
+
+    def test_markers_launched_by_the_stage(self):
+        with env(FAKE_NCU_MARKERS="forged"):
+            sub = self.grade(REFERENCE)
+        for stage in ("naive", "shared"):
+            lib = self.stage(sub, stage).checks["library"]
+            self.assertEqual((lib.status, self.stage(sub, stage).points), ("fail", 0))
+            self.assertIn("marker kernels did not delimit the stage's run", lib.summary)
+
+    def test_a_runner_without_markers_is_checked_by_the_range_and_says_so(self):
+        with env(FAKE_NCU_MARKERS="none"):
+            sub = self.grade(REFERENCE)
+        lib = self.stage(sub, "naive").checks["library"]
+        self.assertEqual(lib.status, "pass")
+        self.assertIn("marker kernels were not seen", lib.summary)
+
+
 if __name__ == "__main__":
     unittest.main()

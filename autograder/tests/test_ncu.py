@@ -172,72 +172,129 @@ class RunnerArgsTest(unittest.TestCase):
             tags = re.findall(r"^# .* \((\w+) page\)$", (work / "ncu-padded.log").read_text(), re.MULTILINE)
             self.assertEqual(tags, ["raw", "source", "details"])
 
-KERNEL_TIME_CSV = (
-    '==PROF== Connected to process 4242\n'
-    '{"lab": "scan", "results": []}\n'
-    '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
-    '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"\n'
-    '"0","4242","gpulab-scan-student","h","block_scan","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0",'
-    '"Command line profiler metrics","gpu__time_duration.sum","usecond","12.50"\n'
-    '"1","4242","gpulab-scan-student","h","add_back","1","7","(256, 1, 1)","(64, 1, 1)","0","9.0",'
-    '"Command line profiler metrics","gpu__time_duration.sum","nsecond","2,500"\n'
-)
+STACK = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
+BEGIN, END = "_ZN6gpulab6detail18stage_begin_markerEv", "_ZN6gpulab6detail16stage_end_markerEv"
 
 
-# Several stages in one profiled run with --nvtx: the stack column as an H200 report prints it.
-STAGES_CSV = (
-    '"ID","Kernel Name","thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg",'
-    '"Metric Name","Metric Unit","Metric Value"\n'
-    '"0","fill","","gpu__time_duration.sum","usecond","40.0"\n'
-    '"1","block_scan","2040  ""<default domain>:gpulab:shared:none:none:none:none:none:none"" ",'
-    '"gpu__time_duration.sum","usecond","12.50"\n'
-    '"2","add_back","2040  ""<default domain>:gpulab:shared:none:none:none:none:none:none"" ",'
-    '"gpu__time_duration.sum","nsecond","2,500"\n'
-    '"3","void cub::X::DeviceScanKernel<int>(int)","2040  ""<default domain>:gpulab:single-pass:none:none:none:none:none:none"" ",'
-    '"gpu__time_duration.sum","msecond","n/a"\n'
-)
+def profiled(*kernels: tuple[str, str, str]) -> str:
+    """ncu's --csv output of a kernel-time profile with --nvtx (as an H200 report prints it), one row
+    per (kernel name, stage whose range is on its stack or "", time in microseconds), in launch
+    order, after the program's own output."""
+    rows = ['==PROF== Connected to process 4242', '{"lab": "scan", "results": []}',
+            f'"ID","Process ID","Kernel Name","{STACK}","Block Size","Grid Size","Metric Name","Metric Unit","Metric Value"']
+    for i, (name, stage, us) in enumerate(kernels):
+        stack = f'2040  ""<default domain>:gpulab:{stage}:none:none:none:none:none:none"" ' if stage else ""
+        rows.append(f'"{i}","4242","{name}","{stack}","(256, 1, 1)","(64, 1, 1)","gpu__time_duration.sum","usecond","{us}"')
+    return "\n".join(rows) + "\n"
 
 
-class StageKernelsTest(unittest.TestCase):
-    def test_kernels_go_to_the_stage_on_their_nvtx_stack(self):
-        found, has_stack = parse.parse_stage_kernels(STAGES_CSV)
-        self.assertTrue(has_stack)
-        self.assertEqual(set(found), {"shared", "single-pass"})   # the input kernel is nobody's
-        self.assertAlmostEqual(found["shared"][0], 0.015)
-        self.assertEqual(found["shared"][1], ["block_scan", "add_back"])
-        self.assertIsNone(found["single-pass"][0])                  # n/a: not a measurement
-        self.assertEqual(found["single-pass"][1], ["void cub::X::DeviceScanKernel<int>(int)"])
+HONEST = profiled(("fill", "", "40.0"), (BEGIN, "", "1.0"), ("block_scan", "shared", "12.50"),
+                  ("add_back", "shared", "2.50"), (END, "", "1.0"), ("check", "", "9.0"))
+CUB = "_ZN3cub17CUB_300001_SM_9006detail4scan16DeviceScanKernelIiEEvv"
+
+
+class ProfiledRunTest(unittest.TestCase):
+    """parse_profiled_run: kernels by the NVTX range on their stack, and between the runner's marker
+    kernels (common/src/stage_marker.cu) the ones that escaped it."""
+
+    def test_an_honest_stage_has_its_ranges_kernels_and_nothing_escaped(self):
+        run = parse.parse_profiled_run(HONEST)
+        self.assertEqual((run.has_stack, run.markers, run.anomaly, run.unattributed), (True, 1, "", []))
+        self.assertEqual(set(run.stages), {"shared"})   # fill and check are the harness's: nobody's
+        self.assertAlmostEqual(run.stages["shared"].ms, 0.015)
+        self.assertEqual(run.stages["shared"].names, ["block_scan", "add_back"])
+        self.assertEqual(run.stages["shared"].escaped, [])
+
+    def test_a_kernel_launched_with_the_range_popped_escaped(self):
+        run = parse.parse_profiled_run(profiled((BEGIN, "", "1"), ("block_scan", "single-pass", "12"),
+                                                (CUB, "", "900"), (END, "", "1")))
+        self.assertEqual(run.stages["single-pass"].escaped, [CUB])
+        self.assertEqual(run.stages["single-pass"].names, ["block_scan"])
+        self.assertAlmostEqual(run.stages["single-pass"].ms, 0.012)   # the range's time only
+        self.assertEqual(run.anomaly, "")
+
+    def test_a_stage_whose_every_kernel_escaped_is_unattributed(self):
+        run = parse.parse_profiled_run(profiled((BEGIN, "", "1"), (CUB, "", "900"), (END, "", "1")))
+        self.assertEqual((run.stages, run.unattributed, run.markers), ({}, [CUB], 1))
+
+    def test_markers_the_stage_launched_itself(self):
+        forged = profiled((BEGIN, "", "1"), ("k", "s", "5"), (END, "", "1"), (CUB, "", "900"),
+                          (BEGIN, "", "1"), ("k", "s", "5"), (END, "", "1"))
+        self.assertEqual(parse.parse_profiled_run(forged).markers, 2)   # one stage, one run: one pair expected
+        self.assertIn("end marker without its begin",
+                      parse.parse_profiled_run(profiled((BEGIN, "", "1"), (END, "", "1"), (END, "", "1"))).anomaly)
+        self.assertIn("begin marker inside an open pair",
+                      parse.parse_profiled_run(profiled((BEGIN, "", "1"), (BEGIN, "", "1"), (END, "", "1"))).anomaly)
+        self.assertIn("outside the grader's markers",
+                      parse.parse_profiled_run(profiled((BEGIN, "", "1"), (END, "", "1"), ("k", "s", "5"))).anomaly)
+        self.assertIn("begin marker without its end", parse.parse_profiled_run(profiled((BEGIN, "", "1"))).anomaly)
+
+    def test_two_stages_in_one_pair(self):
+        run = parse.parse_profiled_run(profiled((BEGIN, "", "1"), ("a", "naive", "1"), ("b", "shared", "1"), (END, "", "1")))
+        self.assertIn("stages naive, shared", run.anomaly)
+
+    def test_several_stages_each_in_its_pair(self):
+        run = parse.parse_profiled_run(profiled(
+            ("fill", "", "40"), (BEGIN, "", "1"), ("block_scan", "shared", "12.5"), (END, "", "1"),
+            (BEGIN, "", "1"), (CUB, "single-pass", "n/a"), (END, "", "1")))
+        self.assertEqual((run.markers, run.anomaly), (2, ""))
+        self.assertAlmostEqual(run.stages["shared"].ms, 0.0125)
+        self.assertIsNone(run.stages["single-pass"].ms)   # n/a: not a measurement
+        self.assertEqual(run.stages["single-pass"].names, [CUB])
+
+    def test_without_markers_kernels_go_by_their_range_alone(self):
+        run = parse.parse_profiled_run(profiled(("fill", "", "40"), ("block_scan", "shared", "12.5"), (CUB, "", "9")))
+        self.assertEqual((run.markers, run.anomaly, run.stages["shared"].escaped), (0, "", []))
+        self.assertEqual(run.stages["shared"].names, ["block_scan"])
 
     def test_no_stack_column_attributes_nothing(self):
-        self.assertEqual(parse.parse_stage_kernels(KERNEL_TIME_CSV), ({}, False))
+        run = parse.parse_profiled_run('"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+                                       '"0","block_scan","gpu__time_duration.sum","usecond","12.5"\n')
+        self.assertEqual((run.stages, run.has_stack), ({}, False))
 
 
 class KernelTimeTest(unittest.TestCase):
-    def test_sums_every_kernel_in_milliseconds(self):
-        self.assertAlmostEqual(parse.parse_kernel_time_ms(KERNEL_TIME_CSV), 0.015)
-
-    def test_no_kernels_or_unreadable_values_are_not_a_measurement(self):
-        self.assertIsNone(parse.parse_kernel_time_ms("==PROF== No kernels were profiled.\n"))
-        self.assertIsNone(parse.parse_kernel_time_ms(KERNEL_TIME_CSV.replace('"12.50"', '"n/a"')))
-        self.assertIsNone(parse.parse_kernel_time_ms(KERNEL_TIME_CSV.replace('"usecond"', '"cycle"')))
-
-    def test_profile_runs_the_stage_outside_the_timer(self):
+    def profile(self, csv_text: str, stage: str = "shared") -> tuple[report.KernelProfile, str]:
         with tempfile.TemporaryDirectory() as tmp:
             log = Path(tmp) / "argv"
             fake = Path(tmp) / "ncu"
-            (Path(tmp) / "out.csv").write_text(KERNEL_TIME_CSV)
+            (Path(tmp) / "out.csv").write_text(csv_text)
             fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\ncat {tmp}/out.csv\n')
             fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
             with env(GPULAB_NCU=str(fake)):
-                prof = run.profile_kernel_time(Path("/bin/true"), "shared", "16777216", Path(tmp) / "w", 30)
-            self.assertEqual((round(prof.ms, 6), prof.why), (0.015, ""))
-            self.assertEqual(prof.kernels, ["block_scan", "add_back"])
-            argv = log.read_text()
-            # Warm caches, like the timed runs it stands against (run.KERNEL_TIME).
-            self.assertIn("--metrics gpu__time_duration.sum --clock-control none --cache-control none", argv)
-            self.assertIn("--nvtx-include gpulab:shared/", argv)
-            self.assertIn("run --stage shared --n 16777216 --no-time", argv)
+                prof = run.profile_kernel_time(Path("/bin/true"), stage, "16777216", Path(tmp) / "w", 30)
+            return prof, log.read_text()
 
+    def test_profile_runs_the_stage_outside_the_timer(self):
+        prof, argv = self.profile(HONEST)
+        self.assertEqual((round(prof.ms, 6), prof.why, prof.escaped, prof.anomaly), (0.015, "", [], ""))
+        self.assertEqual(prof.kernels, ["block_scan", "add_back"])
+        # Warm caches, like the timed runs it stands against (run.KERNEL_TIME).
+        self.assertIn("--metrics gpu__time_duration.sum --clock-control none --cache-control none", argv)
+        # Every kernel, with its NVTX stack: an include filter would hide a kernel launched outside the range.
+        self.assertIn("--nvtx ", argv)
+        self.assertNotIn("--nvtx-include", argv)
+        self.assertIn("run --stage shared --n 16777216 --no-time", argv)
 
-if __name__ == "__main__":
-    unittest.main()
+    def test_the_escapes_of_a_stage_profiled_alone_are_its_own(self):
+        prof, _ = self.profile(profiled((BEGIN, "", "1"), (CUB, "", "900"), (END, "", "1")))
+        self.assertEqual((prof.ms, prof.kernels, prof.escaped), (0.0, [], [CUB]))
+        self.assertEqual(prof.why, "no kernel ran inside the stage's NVTX range")
+
+    def test_a_second_pair_of_markers_is_an_anomaly(self):
+        prof, _ = self.profile(profiled((BEGIN, "", "1"), ("k", "shared", "5"), (END, "", "1"), (CUB, "", "900"),
+                                        (BEGIN, "", "1"), ("k", "shared", "5"), (END, "", "1")))
+        self.assertIn("2 pairs of the grader's marker kernels", prof.anomaly)
+
+    def test_a_runner_without_markers_is_measured_and_said_so(self):
+        prof, _ = self.profile(profiled(("block_scan", "shared", "12.5")))
+        self.assertAlmostEqual(prof.ms, 0.0125)
+        self.assertIn("marker kernels were not seen", prof.why)
+
+    def test_without_a_stack_column_the_range_filter_measures_and_says_so(self):
+        # An ncu that prints no stack column: profiled again with the include filter on the range.
+        prof, argv = self.profile('"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+                                  '"0","k","gpu__time_duration.sum","usecond","5"\n')
+        self.assertEqual((round(prof.ms, 6), prof.kernels), (0.005, ["k"]))
+        self.assertIn("an escape from the stage's NVTX range is not excluded", prof.why)
+        self.assertIn("--nvtx-include gpulab:shared/", argv.splitlines()[1])

@@ -10,6 +10,7 @@
 #include "gpulab/device_info.hpp"
 #include "gpulab/launch_counter.hpp"
 #include "gpulab/splitmix64.hpp"
+#include "stage_marker.hpp"
 
 namespace gpulab {
 
@@ -121,6 +122,9 @@ StageResult check_stage_keeping(const Stage& stage, const Problem& given, std::u
     synchronize_if_gpu(stage);
     auto& counter = launch_counter();
     {
+      // Marker kernels just outside the range (declared first: the end marker follows the pop): a
+      // kernel between them without the range on its stack escaped it (stage_marker.cu).
+      detail::StageMarkers markers(stage.where == Where::gpu);
       NvtxRange range("gpulab:" + stage.id);
       counter.start();
       instance->run();

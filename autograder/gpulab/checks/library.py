@@ -7,13 +7,14 @@ from gpulab.checks.kernel_profiles import profile, profile_stages
 from gpulab.checks.lab_run import SANDBOX_FIX, LabRun
 from gpulab.kernel_names import library_kernel, readable_names, short_kernel
 from gpulab.rubric import Rubric, Size
-from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
+from gpulab.scoring import FAIL, NOT_RUN, PASS, Check, StageGrade
 
 
 def run(lr: LabRun) -> None:
     """A GPU stage whose policy is "none" or "block", that would earn points, and in whose NVTX
     range Nsight Compute sees a library kernel (a device-wide CUB/Thrust algorithm) earns 0, with
-    the kernel named. The stages run at check_size (one ncu run for all of them, shared with the
+    the kernel named; so does one that launched kernels outside its range during its run (popped
+    the range around them, or launched from another thread: the runner's marker kernels show it). The stages run at check_size (one ncu run for all of them, shared with the
     timing cross-check when that ran at the same size)."""
     size = check_size(lr.rubric)
     checked = [sp for sp in lr.points if sp.library != "any" and lr.gpu and lr.on_gpu[sp.id]
@@ -24,27 +25,47 @@ def run(lr: LabRun) -> None:
     for sp in checked:
         sg = lr.grades[sp.id]
         prof = profile(lr, sp.id, size.arg)
-        lib = [k for k in prof.kernels if library_kernel(k)]
+        lib = [k for k in prof.kernels + prof.escaped if library_kernel(k)]
         if lib:
             named = list(dict.fromkeys(readable_names(lib)))
             shown = list(dict.fromkeys(short_kernel(k) for k in named))
-            why = (f"0: this stage asks for your own kernel (rubric library = \"{sp.library}\"), but Nsight "
-                   f"Compute saw library kernels in it at n={size.arg}: {', '.join(shown[:3])}")
-            for c in sg.checks.values():
-                if c.points > 0 or c.status == PASS:
-                    c.points, c.status, c.summary = 0.0, FAIL, f"{why} (was: {c.summary})"
-            sg.checks["library"] = Check(
-                "library", FAIL, 0, 0, why,
+            _zero_stage(sg, Check(
+                "library", FAIL, 0, 0,
+                f"0: this stage asks for your own kernel (rubric library = \"{sp.library}\"), but Nsight "
+                f"Compute saw library kernels in it at n={size.arg}: {', '.join(shown[:3])}",
                 fix=("write the stage's kernels yourself: CUB/Thrust device-wide algorithms are not allowed here"
                      + ("; block- and warp-wide primitives are" if sp.library == "block" else "")),
-                data={"n": size.arg, "kernels": prof.kernels, "library_kernels": named})
+                data={"n": size.arg, "kernels": prof.kernels, "library_kernels": named, "escaped": prof.escaped}))
+        elif prof.escaped or prof.anomaly:
+            # The checks read the stage's NVTX range; work it hides from the range is work nobody
+            # graded (common/src/stage_marker.cu). An honest stage never does either.
+            shown = list(dict.fromkeys(short_kernel(k) for k in readable_names(prof.escaped)))
+            what = (f"kernels launched during the stage's run outside its NVTX range \"gpulab:{sp.id}\": "
+                    f"{', '.join(shown[:3])}" if prof.escaped else f"the grader's marker kernels did not "
+                    f"delimit the stage's run: {prof.anomaly}")
+            _zero_stage(sg, Check(
+                "library", FAIL, 0, 0,
+                f"0: Nsight Compute saw {what} at n={size.arg}; the grader cannot check work it cannot attribute",
+                fix=("launch every kernel from the stage's run() on its calling thread, and leave the NVTX "
+                     "ranges your code did not push alone (no nvtxRangePop of the grader's range)"),
+                data={"n": size.arg, "kernels": prof.kernels, "escaped": prof.escaped, "anomaly": prof.anomaly}))
         elif prof.ms is None:
             sg.checks["library"] = Check("library", NOT_RUN, 0, 0,
                                          f"whose kernels the stage runs was not checked: {prof.why}",
                                          fix=SANDBOX_FIX if "sandbox" in prof.why else "")
         else:
-            sg.checks["library"] = Check("library", PASS, 0, 0, f"no library kernel in the stage at n={size.arg}",
+            note = f"; {prof.why}" if prof.why else ""
+            sg.checks["library"] = Check("library", PASS, 0, 0, f"no library kernel in the stage at n={size.arg}{note}",
                                          data={"n": size.arg, "kernels": prof.kernels})
+
+
+def _zero_stage(sg: StageGrade, verdict: Check) -> None:
+    """The stage earns 0: every check that earned points or passed says why, and `verdict` is its
+    library check."""
+    for c in sg.checks.values():
+        if c.points > 0 or c.status == PASS:
+            c.points, c.status, c.summary = 0.0, FAIL, f"{verdict.summary} (was: {c.summary})"
+    sg.checks["library"] = verdict
 
 
 def check_size(rubric: Rubric) -> Size | None:

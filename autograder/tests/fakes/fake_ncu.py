@@ -41,35 +41,40 @@ def kernel_name(stage: str) -> str:
     return (CUB_SCAN if lib else STUDENT)[base]
 
 
-if "--metrics" in args and "gpu__time_duration.sum" in args and "--nvtx-include" not in args and "--nvtx" in args:
-    # Several stages in one run, no NVTX filter: every kernel with its NVTX stack (as ncu 2025+
-    # prints it); one input kernel outside any stage's range. FAKE_NCU_MERGED=nostack: an ncu
-    # that prints no stack column (the grader must then profile each stage alone).
+MARKERS = ("_ZN6gpulab6detail18stage_begin_markerEv", "_ZN6gpulab6detail16stage_end_markerEv")
+
+if "--metrics" in args and "gpu__time_duration.sum" in args:
+    # A kernel-time profile (one stage or several in one run, no NVTX filter): every kernel with its
+    # NVTX stack as ncu 2025+ prints it, in launch order: an input kernel outside any stage's range,
+    # then per stage the runner's begin marker, the stage's kernel in its range, the end marker.
+    # FAKE_NCU_KERNEL_MS: the kernels' time ("none": the stage ran no kernel in its range);
+    # FAKE_NCU_MERGED=nostack: an ncu that prints no stack column; FAKE_NCU_ESCAPE=stage: that
+    # stage's kernel is launched with its range popped (empty stack) between its markers;
+    # FAKE_NCU_MARKERS=none: a runner without markers, =forged: the stage launches an end and a
+    # begin marker itself around an escaped kernel.
     print("==PROF== Connected to process 1234")
     stages = [args[i + 1] for i, a in enumerate(args) if a == "--stage"]
     nostack = os.environ.get("FAKE_NCU_MERGED") == "nostack"
+    markers = os.environ.get("FAKE_NCU_MARKERS", "")
+    escape = os.environ.get("FAKE_NCU_ESCAPE", "")
+    ms = os.environ.get("FAKE_NCU_KERNEL_MS", "1.0")
     head = ['"ID"', '"Kernel Name"'] + ([] if nostack else
             ['"thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"'])
     print(",".join(head + ['"Metric Name"', '"Metric Unit"', '"Metric Value"']))
     rows = [("fill_input", "")]
-    if os.environ.get("FAKE_NCU_KERNEL_MS") != "none":
-        for s in stages:
-            rows.append((kernel_name(s), s))
+    if "--nvtx-include" in args:   # one stage's range: only its kernels are profiled
+        rows, markers = [], "none"
+    for s in stages:
+        rows += [] if markers == "none" else [(MARKERS[0], "")]
+        if ms != "none":
+            rows.append((kernel_name(s), "" if s == escape else s))
+        if markers == "forged":
+            rows += [(MARKERS[1], ""), ("_Z7escapedv", ""), (MARKERS[0], "")]
+        rows += [] if markers == "none" else [(MARKERS[1], "")]
     for i, (kernel, s) in enumerate(rows):
         stack = f'1234  ""<default domain>:gpulab:{s}:none:none:none:none:none:none"" ' if s else ""
         cells = [f'"{i}"', f'"{kernel}"'] + ([] if nostack else [f'"{stack}"'])
-        print(",".join(cells + ['"gpu__time_duration.sum"', '"msecond"',
-                                f'"{os.environ.get("FAKE_NCU_KERNEL_MS", "1.0")}"']))
-    sys.exit(0)
-if "--metrics" in args and "gpu__time_duration.sum" in args:
-    # Kernel time of the profiled stage: FAKE_NCU_KERNEL_MS (the hardware's number, not the student's).
-    print("==PROF== Connected to process 1234")
-    if os.environ.get("FAKE_NCU_KERNEL_MS") == "none":   # the stage ran no kernel in its NVTX range
-        print("==WARNING== No kernels were profiled.")
-        sys.exit(0)
-    kernel = kernel_name(args[args.index("--stage") + 1] if "--stage" in args else "")
-    print('"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"')
-    print(f'"0","{kernel}","gpu__time_duration.sum","msecond","{os.environ.get("FAKE_NCU_KERNEL_MS", "1.0")}"')
+        print(",".join(cells + ['"gpu__time_duration.sum"', '"msecond"', f'"{"0.001" if ms == "none" else ms}"']))
     sys.exit(0)
 if "--export" in args:
     if os.environ.get("FAKE_NCU_EVENTS_LOG"):

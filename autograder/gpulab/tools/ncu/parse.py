@@ -296,33 +296,118 @@ def parse_kernel_names(output: str) -> list[str]:
 # fields; H200 report, 2026). The runner's range for a stage is "gpulab:<stage>".
 NVTX_STACK_COLUMN = "thread Domain:Push/Pop_Range"
 _STAGE_RANGE = re.compile(r'"[^"]*?:gpulab:([^:"]+):')
+# The runner's marker kernels around each GPU stage's checked run (common/src/stage_marker.cu), by
+# the mangled name the kernel-time profiles print (`_ZN6gpulab6detail18stage_begin_markerEv`) or a
+# demangled one. A student cannot define them (the link-time symbol check rejects a symbol common/
+# defines); a student who launches them adds a pair the count below does not expect.
+_MARKER = re.compile(r"gpulab(?:::|6)detail(?:::|\d+)stage_(begin|end)_marker")
 
 
-def parse_stage_kernels(output: str) -> tuple[dict[str, tuple[float | None, list[str]]], bool]:
-    """{stage: (its kernels' summed gpu__time_duration in ms, their names)} from the `--csv`
-    output of one profiled run of several stages with `--nvtx`: each kernel goes to the stage
-    whose range "gpulab:<stage>" is on its NVTX stack (kernels outside every stage's range:
-    input generation, output poisoning, checks, are left out). A stage with an unreadable value
-    gets None. The flag says whether the output had the NVTX stack column at all."""
-    found: dict[str, tuple[float | None, list[str]]] = {}
+@dataclass
+class StageKernels:
+    """One stage's kernels in a profiled run: the summed gpu__time_duration of those inside its
+    NVTX range (ms; None when one value is unreadable), their names in launch order, and the
+    kernels launched between its markers outside the range (`escaped`)."""
+
+    ms: float | None = 0.0
+    names: list[str] = field(default_factory=list)
+    escaped: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ProfiledRun:
+    """What one profiled run of a runner (`--nvtx`, no include filter) says about its stages.
+
+    `markers`: the begin/end pairs seen (0: the runner launched none, or they were not recognised:
+    then kernels are attributed by their range alone, as before the markers, and an escape is not
+    excluded); `unattributed`: kernels of a marked run in which no kernel had a stage's range (a
+    stage whose every kernel escaped: the caller that profiled one stage knows whose);
+    `anomaly`: why the markers do not delimit the runs as the runner launches them (a marker out of
+    order, a stage's kernel outside every pair, two stages in one pair), '' when they do."""
+
+    stages: dict[str, StageKernels] = field(default_factory=dict)
+    has_stack: bool = False
+    markers: int = 0
+    unattributed: list[str] = field(default_factory=list)
+    anomaly: str = ""
+
+
+def _profiled_kernels(output: str) -> tuple[list[tuple[str, str | None, float | None, bool]], bool]:
+    """[(name, stage whose range is on its stack or None, ms or None, has a time row)] in launch
+    order, one per kernel ID, and whether the output had the NVTX stack column."""
+    kernels: dict[str, list] = {}
     has_stack = False
-    seen: set[tuple[str, str]] = set()
     for row in _csv_rows(output):
+        kid, name = row.get("ID") or "", row.get("Kernel Name") or ""
+        if not name:
+            continue
         stack_key = next((k for k in row if k and k.startswith(NVTX_STACK_COLUMN)), None)
-        if stack_key is None:
-            continue
-        has_stack = True
-        m = _STAGE_RANGE.search(row.get(stack_key) or "")
-        if m is None:
-            continue
-        stage = m.group(1)
-        ms, names = found.get(stage, (0.0, []))
-        name, kid = row.get("Kernel Name") or "", row.get("ID") or ""
-        if name and (kid, name) not in seen:
-            seen.add((kid, name))
-            names.append(name)
+        has_stack = has_stack or stack_key is not None
+        m = _STAGE_RANGE.search(row.get(stack_key) or "") if stack_key else None
+        k = kernels.setdefault(f"{kid}\0{name}", [name, m.group(1) if m else None, None, False])
         if row.get("Metric Name") == "gpu__time_duration.sum":
-            value = _kernel_ms(row)
-            ms = None if ms is None or value is None else ms + value
-        found[stage] = (ms, names)
-    return found, has_stack
+            k[2], k[3] = _kernel_ms(row), True
+    return [tuple(k) for k in kernels.values()], has_stack
+
+
+def parse_profiled_run(output: str) -> ProfiledRun:
+    """The `--csv` output of one profiled run with `--nvtx` and no include filter, read by kernel in
+    launch order: each kernel inside a stage's range "gpulab:<stage>" counts for that stage; with the
+    runner's markers, a kernel between a begin and an end marker without any stage's range escaped
+    the range of the stage that pair delimits (input generation, output poisoning and checks run
+    outside every pair and are nobody's)."""
+    kernels, has_stack = _profiled_kernels(output)
+    run = ProfiledRun(has_stack=has_stack)
+
+    def stage(sid: str) -> StageKernels:
+        return run.stages.setdefault(sid, StageKernels())
+
+    def flag(why: str) -> None:
+        run.anomaly = run.anomaly or why
+
+    marked = any(_MARKER.search(name) for name, *_ in kernels)
+    pair: list[tuple[str, str | None, float | None, bool]] | None = None
+    for kernel in kernels:
+        name, sid, ms, timed = kernel
+        m = _MARKER.search(name)
+        if m and m.group(1) == "begin":
+            if pair is not None:
+                flag("a begin marker inside an open pair (the grader's marker kernels were launched by the stage)")
+            pair = []
+        elif m:
+            if pair is None:
+                flag("an end marker without its begin (the grader's marker kernels were launched by the stage)")
+                continue
+            run.markers += 1
+            owners = {k[1] for k in pair if k[1] is not None}
+            if len(owners) > 1:
+                flag(f"kernels of stages {', '.join(sorted(owners))} between one pair of markers")
+            escaped = [k[0] for k in pair if k[1] is None]
+            if owners:
+                stage(next(iter(owners))).escaped.extend(escaped)
+            else:
+                run.unattributed.extend(escaped)
+            pair = None
+        else:
+            if marked and pair is None and sid is not None:
+                flag(f"kernel {name} ran in stage {sid}'s NVTX range outside the grader's markers")
+            if pair is not None:
+                pair.append(kernel)
+            if sid is not None:
+                st = stage(sid)
+                st.names.append(name)
+                if timed:
+                    st.ms = None if st.ms is None or ms is None else st.ms + ms
+    if pair is not None:
+        flag("a begin marker without its end")
+    return run
+
+
+def parse_kernels(output: str) -> tuple[float | None, list[str]]:
+    """(the summed gpu__time_duration of every kernel in ncu's `--csv` output in ms, their names in
+    launch order): a profile filtered to one stage's range (`--nvtx-include`), where every kernel is
+    the stage's. None: no time row, or one unreadable value."""
+    kernels, _ = _profiled_kernels(output)
+    timed = [ms for _, _, ms, has_time in kernels if has_time]
+    total = None if not timed or any(ms is None for ms in timed) else sum(timed)
+    return total, [name for name, *_ in kernels]

@@ -48,6 +48,11 @@ class KernelProfile:
     ms: float | None
     why: str = ""
     kernels: list[str] = field(default_factory=list)
+    # Kernels the stage launched outside its NVTX range, between the runner's markers (parse.py,
+    # parse_profiled_run), and why the markers did not delimit the run as the runner launches them:
+    # either way the checks that read the range could not see all of the stage's work.
+    escaped: list[str] = field(default_factory=list)
+    anomaly: str = ""
 
 
 def build_report(stage: str, source_csv: str, details_csv: str, notes: list[str] | None = None,

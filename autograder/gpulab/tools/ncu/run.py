@@ -17,7 +17,7 @@ from pathlib import Path
 
 from gpulab import gpulock, proc
 from gpulab.tools import locate
-from gpulab.tools.ncu.parse import diagnose_failure, parse_kernel_names, parse_kernel_time_ms, parse_stage_kernels
+from gpulab.tools.ncu.parse import ProfiledRun, StageKernels, diagnose_failure, parse_kernels, parse_profiled_run
 from gpulab.tools.ncu.report import ConflictReport, KernelProfile, build_report
 
 # What a kernel-time profile measures: each kernel's GPU time at the card's own clocks and with the
@@ -79,10 +79,12 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
     res = _run_ncu(ncu, args, timeout, work / "ncu-time-stages.log", "kernel time, all stages", wrapper, scratch, env)
     if res.timed_out or diagnose_failure(res.stdout + res.stderr):
         return {}
-    found, _ = parse_stage_kernels(res.stdout)
-    return {s: KernelProfile(ms, "" if ms is not None else "ncu printed no kernel time for the stage", names)
-            for s, (ms, names) in found.items() if s in stages and names}
-
+    run = parse_profiled_run(res.stdout)
+    # One pair of markers per stage, each pair one stage's: anything else (an escape nobody's range
+    # names, a marker launched by student code) is decided where one stage is profiled alone.
+    if run.anomaly or run.unattributed or run.markers not in (0, len(stages)):
+        return {}
+    return {s: _stage_profile(run, s) for s, k in run.stages.items() if s in stages and k.names}
 
 # How the kernel-time profiles name kernels: mangled, the one form that says which namespace a
 # kernel is declared in (checks/library.py). The default (the bare function name) and
@@ -116,9 +118,35 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     if ncu is None:
         return KernelProfile(None, "ncu (Nsight Compute) not found")
     work.mkdir(parents=True, exist_ok=True)
-    args = ([*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE]
-            + _stage_nvtx_filter(stage) + _stage_run(runner, stage, size_arg))
+    # No include filter: the harness's own kernels are profiled too (a few), so that a kernel the
+    # stage launched outside its range is seen between the runner's markers (parse_profiled_run).
+    args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, "--nvtx"] + _stage_run(runner, stage, size_arg)
     res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time", wrapper, scratch, env)
+    if res.timed_out:
+        return KernelProfile(None, f"ncu timed out after {timeout:.0f} s")
+    diag = diagnose_failure(res.stdout + res.stderr)
+    if diag:
+        return KernelProfile(None, diag[0])
+    run = parse_profiled_run(res.stdout)
+    if not run.has_stack:
+        return _profile_by_filter(ncu, runner, stage, size_arg, work, timeout, wrapper, scratch, env)
+    if run.markers > 1 and not run.anomaly:
+        run.anomaly = f"{run.markers} pairs of the grader's marker kernels in one run of one stage (the runner launches one)"
+    # In a run of one stage every escape is that stage's, also where none of its kernels stayed inside.
+    run.stages.setdefault(stage, StageKernels()).escaped.extend(run.unattributed)
+    prof = _stage_profile(run, stage)
+    if prof.ms == 0.0 and not prof.kernels:
+        prof.why = "no kernel ran inside the stage's NVTX range"
+    return prof
+
+
+def _profile_by_filter(ncu: Path, runner: Path, stage: str, size_arg: str, work: Path, timeout: float,
+                       wrapper: list[str] | None, scratch: Path | None, env: dict[str, str] | None) -> KernelProfile:
+    """An ncu that prints no NVTX stack column cannot tell the stage's kernels from the harness's:
+    the stage is profiled again with ncu's include filter on its range, as before the markers, and
+    the profile says that an escape from the range is not excluded."""
+    args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE] + _stage_nvtx_filter(stage) + _stage_run(runner, stage, size_arg)
+    res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time, range filter", wrapper, scratch, env)
     if res.timed_out:
         return KernelProfile(None, f"ncu timed out after {timeout:.0f} s")
     diag = diagnose_failure(res.stdout + res.stderr)
@@ -126,10 +154,20 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
         return KernelProfile(None, diag[0])
     if res.returncode == 0 and "No kernels were profiled" in res.stdout + res.stderr:
         return KernelProfile(0.0, "no kernel ran inside the stage's NVTX range")
-    ms = parse_kernel_time_ms(res.stdout)
-    kernels = parse_kernel_names(res.stdout)
-    return KernelProfile(ms, "" if ms is not None else "ncu printed no kernel time for the stage", kernels)
+    ms, names = parse_kernels(res.stdout)
+    unchecked = "ncu printed no NVTX stack column: an escape from the stage's NVTX range is not excluded"
+    return KernelProfile(ms, unchecked if ms is not None else f"ncu printed no kernel time for the stage; {unchecked}", names)
 
+
+def _stage_profile(run: ProfiledRun, stage: str) -> KernelProfile:
+    """A stage's KernelProfile from a profiled run: its range's time and names, its escapes and the
+    run's anomaly."""
+    k = run.stages.get(stage)
+    ms, names, escaped = (k.ms, k.names, k.escaped) if k else (0.0, [], [])
+    why = "" if ms is not None else "ncu printed no kernel time for the stage"
+    if run.markers == 0:
+        why = (why + "; " if why else "") + "the runner's marker kernels were not seen: an escape from the stage's NVTX range is not excluded"
+    return KernelProfile(ms, why, names, escaped=list(escaped), anomaly=run.anomaly)
 
 @dataclass
 class ProfiledStage:
