@@ -5,9 +5,9 @@
 # on the machine shows as a spread within A or B rather than as a difference between them. Both
 # trees check every stage's output first (the runner's own check), so a fast wrong candidate fails.
 #
-#   scripts/gpu-candidate.sh PATCH "LAB N STAGE[,STAGE...]" ...
+#   scripts/gpu-candidate.sh PATCH "LAB N STAGE[,STAGE...] [KNOB=VALUE...]" ...
 #   e.g. scripts/gpu-candidate.sh .drafts/perf.patch "radix-sort 2^28 onesweep,digit4,cub-sort" \
-#          "shearsort 2^28 merge-pairwise,sort-cub-merge"
+#          "shearsort 2^28 merge-pairwise,sort-cub-merge" "shearsort 2^28 merge-dway d=16"
 # PATCH: e.g. `git diff main...BRANCH > .drafts/perf.patch` (three dots: the branch's own change; carry it).
 # Env: ROUNDS (default 2 alternations), REPS (default 10), OUT (results.csv and logs land there).
 # The tree as it is runs from build/gpu (built here, the runners only, if they are missing).
@@ -38,9 +38,10 @@ build "$copy" B || { echo "gpu-candidate: the patched tree does not build:" >&2;
 
 echo "tree,lab,n,round,stage,status,median_ms,gbps" > "$out/results.csv"
 for spec in "$@"; do
-  set -- $spec; lab=$1 n=$2 stages=$3
+  set -- $spec; lab=$1 n=$2 stages=$3; shift 3
   args=(run --n "$n" --reps "${REPS:-10}" --no-cpu-baseline --same-input --format json)  # one input: A vs B, not the guard
   for s in ${stages//,/ }; do args+=(--stage "$s"); done
+  for p in "$@"; do args+=(--param "$p"); n="$n $p"; done   # knob values, shown with n in the table
   for round in $(seq 1 "${ROUNDS:-2}"); do
     for tree in A B; do
       bin=$a_build/labs/$lab/gpulab-$lab-reference; [ $tree = B ] && bin=$copy/build/gpu/labs/$lab/gpulab-$lab-reference
@@ -69,11 +70,11 @@ for r in csv.DictReader(open(sys.argv[1])):
         best.setdefault(k, {}).setdefault(r["tree"], []).append(float(r["median_ms"]))
     elif r["stage"] or r["status"]:
         print(f"{r['tree']} {r['lab']} {r['stage']}: {r['status']}")
-print(f"{'lab':<11} {'n':<6} {'stage':<22} {'A ms (spread)':>18} {'B ms (spread)':>18} {'B/A':>6}")
+print(f"{'lab':<11} {'n':<12} {'stage':<22} {'A ms (spread)':>18} {'B ms (spread)':>18} {'B/A':>6}")
 for (lab, n, stage), t in sorted(best.items()):
     a, b = t.get("A", []), t.get("B", [])
     fmt = lambda v: f"{min(v):.4g} ({max(v) / min(v) - 1:.1%})" if v else "-"
     ratio = f"{min(b) / min(a):.3f}" if a and b else "-"
-    print(f"{lab:<11} {n:<6} {stage:<22} {fmt(a):>18} {fmt(b):>18} {ratio:>6}")
+    print(f"{lab:<11} {n:<12} {stage:<22} {fmt(a):>18} {fmt(b):>18} {ratio:>6}")
 EOF
 rm -rf "$copy"
