@@ -117,9 +117,11 @@ if [ "$mode" = steps ]; then
       gpu-slow-testdata) run gpu-slow-testdata 1500 ctest --preset gpu-slow --output-on-failure -R 'autograder[.]testdata' ;;
       # A change to a reference against the reference as it is (scripts/gpu-candidate.sh):
       # CANDIDATE_PATCH (carried `git diff`s; several, space-separated, each timed in its own run:
-      # candidate-<patch name>), CANDIDATE_RUNS ("LAB N STAGE,STAGE|LAB N ...", the same for each).
-      candidate) IFS='|' read -r -a runs <<< "${CANDIDATE_RUNS:-}"
-        for p in ${CANDIDATE_PATCH:-}; do c=candidate-$(basename "$p" .patch)
+      # candidate-<patch name>), CANDIDATE_RUNS ("LAB N STAGE,STAGE [KNOB=V]|LAB N ...") for each, or
+      # the patch's own run specs, one a line, in X.runs beside X.patch.
+      candidate) for p in ${CANDIDATE_PATCH:-}; do c=candidate-$(basename "$p" .patch)
+          if [ -f "${p%.patch}.runs" ]; then mapfile -t runs < <(grep -v '^ *\(#\|$\)' "${p%.patch}.runs")
+          else IFS='|' read -r -a runs <<< "${CANDIDATE_RUNS:-}"; fi
           OUT=$L/$c run "$c" 900 scripts/gpu-candidate.sh "$p" "${runs[@]}"; done ;;
       ncu-overhead) run ncu-overhead 900 $py autograder/bench/ncu_overhead.py --out "$L/ncu-overhead" ;;
       gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
