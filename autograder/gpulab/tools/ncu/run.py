@@ -86,6 +86,7 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
         return {}
     return {s: _stage_profile(run, s) for s, k in run.stages.items() if s in stages and k.names}
 
+
 # How the kernel-time profiles name kernels: mangled, the one form that says which namespace a
 # kernel is declared in (checks/library.py). The default (the bare function name) and
 # "demangled" both printed CUB's scan as `DeviceScanKernel<...>` with no namespace on the H100
@@ -122,11 +123,9 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     # stage launched outside its range is seen between the runner's markers (parse_profiled_run).
     args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, "--nvtx"] + _stage_run(runner, stage, size_arg)
     res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time", wrapper, scratch, env)
-    if res.timed_out:
-        return KernelProfile(None, f"ncu timed out after {timeout:.0f} s")
-    diag = diagnose_failure(res.stdout + res.stderr)
-    if diag:
-        return KernelProfile(None, diag[0])
+    failed = _not_measured(res, timeout)
+    if failed:
+        return failed
     run = parse_profiled_run(res.stdout)
     if not run.has_stack:
         return _profile_by_filter(ncu, runner, stage, size_arg, work, timeout, wrapper, scratch, env)
@@ -147,11 +146,9 @@ def _profile_by_filter(ncu: Path, runner: Path, stage: str, size_arg: str, work:
     the profile says that an escape from the range is not excluded."""
     args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE] + _stage_nvtx_filter(stage) + _stage_run(runner, stage, size_arg)
     res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time, range filter", wrapper, scratch, env)
-    if res.timed_out:
-        return KernelProfile(None, f"ncu timed out after {timeout:.0f} s")
-    diag = diagnose_failure(res.stdout + res.stderr)
-    if diag:
-        return KernelProfile(None, diag[0])
+    failed = _not_measured(res, timeout)
+    if failed:
+        return failed
     if res.returncode == 0 and "No kernels were profiled" in res.stdout + res.stderr:
         return KernelProfile(0.0, "no kernel ran inside the stage's NVTX range")
     ms, names = parse_kernels(res.stdout)
@@ -168,6 +165,16 @@ def _stage_profile(run: ProfiledRun, stage: str) -> KernelProfile:
     if run.markers == 0:
         why = (why + "; " if why else "") + "the runner's marker kernels were not seen: an escape from the stage's NVTX range is not excluded"
     return KernelProfile(ms, why, names, escaped=list(escaped), anomaly=run.anomaly)
+
+
+def _not_measured(res: proc.Result, timeout: float) -> KernelProfile | None:
+    """Why an ncu run of a kernel-time profile measured nothing (timed out, or ncu's own failure),
+    or None when its output can be read."""
+    if res.timed_out:
+        return KernelProfile(None, f"ncu timed out after {timeout:.0f} s")
+    diag = diagnose_failure(res.stdout + res.stderr)
+    return KernelProfile(None, diag[0]) if diag else None
+
 
 @dataclass
 class ProfiledStage:
