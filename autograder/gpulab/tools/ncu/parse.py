@@ -332,10 +332,21 @@ class ProfiledRun:
     anomaly: str = ""
 
 
-def _profiled_kernels(output: str) -> tuple[list[tuple[str, str | None, float | None, bool]], bool]:
-    """[(name, stage whose range is on its stack or None, ms or None, has a time row)] in launch
-    order, one per kernel ID, and whether the output had the NVTX stack column."""
-    kernels: dict[str, list] = {}
+@dataclass
+class _Kernel:
+    """One profiled kernel: its name, the stage whose range is on its stack (None: no stage's), its
+    gpu__time_duration in ms (None: unreadable) and whether it had a time row at all."""
+
+    name: str
+    stage: str | None
+    ms: float | None = None
+    timed: bool = False
+
+
+def _profiled_kernels(output: str) -> tuple[list[_Kernel], bool]:
+    """The kernels of ncu's `--csv` output in launch order, one per kernel ID, and whether the output
+    had the NVTX stack column."""
+    kernels: dict[str, _Kernel] = {}
     has_stack = False
     for row in _csv_rows(output):
         kid, name = row.get("ID") or "", row.get("Kernel Name") or ""
@@ -344,10 +355,10 @@ def _profiled_kernels(output: str) -> tuple[list[tuple[str, str | None, float | 
         stack_key = next((k for k in row if k and k.startswith(NVTX_STACK_COLUMN)), None)
         has_stack = has_stack or stack_key is not None
         m = _STAGE_RANGE.search(row.get(stack_key) or "") if stack_key else None
-        k = kernels.setdefault(f"{kid}\0{name}", [name, m.group(1) if m else None, None, False])
+        k = kernels.setdefault(f"{kid}\0{name}", _Kernel(name, m.group(1) if m else None))
         if row.get("Metric Name") == "gpu__time_duration.sum":
-            k[2], k[3] = _kernel_ms(row), True
-    return [tuple(k) for k in kernels.values()], has_stack
+            k.ms, k.timed = _kernel_ms(row), True
+    return list(kernels.values()), has_stack
 
 
 def parse_profiled_run(output: str) -> ProfiledRun:
@@ -365,11 +376,10 @@ def parse_profiled_run(output: str) -> ProfiledRun:
     def flag(why: str) -> None:
         run.anomaly = run.anomaly or why
 
-    marked = any(_MARKER.search(name) for name, *_ in kernels)
-    pair: list[tuple[str, str | None, float | None, bool]] | None = None
+    marked = any(_MARKER.search(k.name) for k in kernels)
+    pair: list[_Kernel] | None = None
     for kernel in kernels:
-        name, sid, ms, timed = kernel
-        m = _MARKER.search(name)
+        m = _MARKER.search(kernel.name)
         if m and m.group(1) == "begin":
             if pair is not None:
                 flag("a begin marker inside an open pair (the grader's marker kernels were launched by the stage)")
@@ -379,25 +389,25 @@ def parse_profiled_run(output: str) -> ProfiledRun:
                 flag("an end marker without its begin (the grader's marker kernels were launched by the stage)")
                 continue
             run.markers += 1
-            owners = {k[1] for k in pair if k[1] is not None}
+            owners = {k.stage for k in pair if k.stage is not None}
             if len(owners) > 1:
                 flag(f"kernels of stages {', '.join(sorted(owners))} between one pair of markers")
-            escaped = [k[0] for k in pair if k[1] is None]
+            escaped = [k.name for k in pair if k.stage is None]
             if owners:
                 stage(next(iter(owners))).escaped.extend(escaped)
             else:
                 run.unattributed.extend(escaped)
             pair = None
         else:
-            if marked and pair is None and sid is not None:
-                flag(f"kernel {name} ran in stage {sid}'s NVTX range outside the grader's markers")
+            if marked and pair is None and kernel.stage is not None:
+                flag(f"kernel {kernel.name} ran in stage {kernel.stage}'s NVTX range outside the grader's markers")
             if pair is not None:
                 pair.append(kernel)
-            if sid is not None:
-                st = stage(sid)
-                st.names.append(name)
-                if timed:
-                    st.ms = None if st.ms is None or ms is None else st.ms + ms
+            if kernel.stage is not None:
+                st = stage(kernel.stage)
+                st.names.append(kernel.name)
+                if kernel.timed:
+                    st.ms = None if st.ms is None or kernel.ms is None else st.ms + kernel.ms
     if pair is not None:
         flag("a begin marker without its end")
     return run
@@ -408,6 +418,6 @@ def parse_kernels(output: str) -> tuple[float | None, list[str]]:
     launch order): a profile filtered to one stage's range (`--nvtx-include`), where every kernel is
     the stage's. None: no time row, or one unreadable value."""
     kernels, _ = _profiled_kernels(output)
-    timed = [ms for _, _, ms, has_time in kernels if has_time]
+    timed = [k.ms for k in kernels if k.timed]
     total = None if not timed or any(ms is None for ms in timed) else sum(timed)
-    return total, [name for name, *_ in kernels]
+    return total, [k.name for k in kernels]
