@@ -1,6 +1,7 @@
 // Reference, part 3 of 3 (the challenge): onesweep, LSD radix sort with r-bit digits (r = 8 by
 // default) and one launch per pass (after Adinets & Merrill's Onesweep, CUB's algorithm since 1.13;
-// written from the paper's description and CUB's published design notes, not from CUB's code).
+// written from the paper's description and CUB's published design notes; the ballot loop's PTX
+// follows CUB's MatchAny, see match_by_ballots).
 //
 //   histogram  one launch for every pass: each block counts the digits of its share of the keys for
 //              all P passes at once (per-warp histograms in shared memory, then global atomics)
@@ -25,9 +26,9 @@
 // each pass block scans the 2^r bins itself -- 256 words, a few instructions per thread).
 // Bytes: n + 2nP words (+2nP with values), plus 2^r words per tile of look-back state.
 //
-// The shape: 384 threads x 20 keys per tile, held to 2 blocks per SM (80 registers). CUB's sm_90
-// policy for 32-bit keys is 384 x 19 with 64-bit offsets and no block minimum, which compiles to
-// 56 registers and 3 blocks per SM (NOTES.md, "Where the reference loses to CUB");
+// The shape: 384 threads x 20 keys per tile, held to 3 blocks per SM (56 registers), as CUB's sm_90
+// policy for 32-bit keys (384 x 19 with 64-bit offsets) compiles to (NOTES.md, "Where the reference
+// loses to CUB");
 // the ballot ranking replaced __match_any_sync (slower for few-bit labels, as CUB's own source
 // notes) after the first measurement on an H100 (solutions/radix-sort/NOTES.md).
 #include <cuda_runtime.h>
@@ -37,7 +38,6 @@
 #include <cuda/atomic>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 
 #include "gpulab/cuda_check.hpp"
 #include "radix_sort.cuh"
@@ -75,6 +75,8 @@ struct KeyOrder {
   __device__ __forceinline__ std::uint32_t operator()(std::uint32_t x) const {
     return x ^ (sign | (float_mask & static_cast<std::uint32_t>(static_cast<std::int32_t>(x) >> 31)));
   }
+  // The key whose ordered form is ~0: the largest digit in every pass (0x7fffffff, a NaN, for f32).
+  __device__ __forceinline__ std::uint32_t last_key() const { return ~sign; }
 };
 
 // ---- the histogram of every pass --------------------------------------------------------------------
@@ -206,14 +208,26 @@ __device__ __forceinline__ void block_exclusive_scan2(std::uint32_t (&totals)[2]
 
 // The lanes whose digit equals mine: one ballot per digit bit; a lane stays a peer while its bit
 // equals mine (bits above a short last pass's width are 0 everywhere and change nothing).
+// In PTX because of what ptxas makes of the C++ (a bool, __ballot_sync, one ? ones : ~ones): ~6 SASS
+// instructions per bit for sm_90 with CUDA 13.0, where the bit tested straight into a predicate,
+// the vote on it and the inversion under !p take ~3 -- CUB's MatchAny (cub/util_ptx.cuh) is written
+// the same way. At r = 8 the C++ form was a fifth of the pass kernel's instructions per key.
 template <int kBits>
 __device__ __forceinline__ unsigned match_by_ballots(std::uint32_t d) {
   unsigned peers = kFullMask;
 #pragma unroll
   for (int b = 0; b < kBits; ++b) {
-    const bool one = (d >> b) & 1u;
-    const unsigned ones = __ballot_sync(kFullMask, one);
-    peers &= one ? ones : ~ones;
+    unsigned same;
+    asm("{\n\t"
+        ".reg .pred one;\n\t"
+        "and.b32 %0, %1, %2;\n\t"
+        "setp.ne.u32 one, %0, 0;\n\t"
+        "vote.sync.ballot.b32 %0, one, 0xffffffff;\n\t"
+        "@!one not.b32 %0, %0;\n\t"
+        "}"
+        : "=r"(same)
+        : "r"(d), "r"(1u << b));
+    peers &= same;
   }
   return peers;
 }
@@ -237,7 +251,12 @@ struct PassShared {
   unsigned tile;
 };
 
-template <int kRadixBits, bool kPairs>
+// kU32: u32 keys are their own ordered form, and with the key type known at compile time the
+// digit is a shift and a mask; a run-time KeyOrder costs ~9 SASS instructions per key at r = 8 in
+// the digit computations, the compiler recomputing the transform's constants at each (56
+// registers). CUB's Twiddle is likewise the identity for unsigned keys at compile time. i32 and f32
+// keys take the run-time transform.
+template <int kRadixBits, bool kPairs, bool kU32>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     onesweep_pass(const std::uint32_t* __restrict__ keys_in, const std::uint32_t* __restrict__ values_in,
                   std::uint32_t* __restrict__ keys_out, std::uint32_t* __restrict__ values_out, std::size_t n,
@@ -249,8 +268,11 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   extern __shared__ uint4 shared_raw[];
   Shared& s = *reinterpret_cast<Shared*>(shared_raw);
   const int t = threadIdx.x, lane = lane_id(), warp = warp_id();
-  const KeyOrder order(type);
+  const KeyOrder order(kU32 ? KeyType::u32 : type);
   const std::uint32_t digit_mask = (1u << bits) - 1u;
+  // An item's digit is recomputed from its key at each use (a shift and a mask for u32 keys):
+  // held packed, four to a register, the digits took 5 registers, and with one ranking path for
+  // full and partial tiles ptxas then spilled 84 bytes at 56 registers; recomputed, nothing spills.
   auto digit = [&](std::uint32_t key) { return (order(key) >> shift) & digit_mask; };
 
   // 1. The tile, in the order blocks start; this pass's bin count of digit t (scanned below) is
@@ -268,35 +290,29 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   auto in_range = [&](int j) { return full || warp_base + 32 * j + lane < valid; };
 
   // 2. Load: lane l of warp w holds item j = key tile_base + w * 32 * kItems + 32 j + l (each load
-  //    instruction reads 128 contiguous bytes; order (w, j, lane) is the input order).
+  //    instruction reads 128 contiguous bytes; order (w, j, lane) is the input order). A partial
+  //    tile is padded with last_key(): the padding has the largest digit and comes after every key
+  //    in input order, so a stable ranking puts it at positions valid .. kTile - 1, which are never
+  //    written out, and counting, ranking and reordering need no range checks: one copy of the
+  //    unrolled ranking instead of two (3552 -> 2056 SASS instructions at r = 8 with u32 keys, so
+  //    less to fetch into the instruction caches; CUB pads the same way).
   std::uint32_t key[kItems];
   if (full) {
 #pragma unroll
     for (int j = 0; j < kItems; ++j) key[j] = keys_in[tile_base + warp_base + 32 * j + lane];
   } else {
+    const std::uint32_t pad = order.last_key();
 #pragma unroll
-    for (int j = 0; j < kItems; ++j) key[j] = in_range(j) ? keys_in[tile_base + warp_base + 32 * j + lane] : 0u;
+    for (int j = 0; j < kItems; ++j) key[j] = in_range(j) ? keys_in[tile_base + warp_base + 32 * j + lane] : pad;
   }
-  // The items' digits, computed once, four 8-bit digits per register.
-  std::uint32_t packed[(kItems + 3) / 4];
-#pragma unroll
-  for (int j = 0; j < kItems; ++j) {
-    if (j % 4 == 0) packed[j / 4] = 0;
-    packed[j / 4] |= digit(key[j]) << (8 * (j % 4));
-  }
-  auto digit_of_item = [&](int j) { return (packed[j / 4] >> (8 * (j % 4))) & 0xffu; };
 
   // 3. Count each warp's digits, then thread d: the warps' offsets within digit d (warp_offsets[w][d]
   //    := keys of d in warps before w) and the tile's count of d, published at once for the tiles
-  //    behind; one block scan gives the digit starts in the tile and in the output (the bins).
-  if (full) {
+  //    behind; one block scan gives the digit starts in the tile and in the output (the bins). The
+  //    padding is counted (its ranks must not collide); only the last tile has any, and no tile
+  //    looks back at the last one.
 #pragma unroll
-    for (int j = 0; j < kItems; ++j) atomicAdd(&s.warp_offsets[warp][digit_of_item(j)], 1u);
-  } else {
-#pragma unroll
-    for (int j = 0; j < kItems; ++j)
-      if (in_range(j)) atomicAdd(&s.warp_offsets[warp][digit_of_item(j)], 1u);
-  }
+  for (int j = 0; j < kItems; ++j) atomicAdd(&s.warp_offsets[warp][digit(key[j])], 1u);
   __syncthreads();
   std::uint32_t count = 0;
   if (t < kDigits) {
@@ -318,31 +334,24 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 
   // 4. Warp multisplit of item j: peers, the highest peer adds the group to the warp's running
   //    offset of the digit and hands the old value to the group: rank = old + peers at or below me
-  //    - 1, a position in the tile sorted by digit. Keys past n are no one's peers. (Called with
-  //    std::true_type for a full tile: no range checks in the unrolled loop.)
+  //    - 1, a position in the tile sorted by digit.
   std::uint32_t rank[kItems];
-  auto rank_items = [&](auto full_tile) {
 #pragma unroll
-    for (int j = 0; j < kItems; ++j) {
-      const std::uint32_t d = digit_of_item(j);
-      unsigned peers = match_by_ballots<kRadixBits>(d);
-      if constexpr (!decltype(full_tile)::value) peers &= __ballot_sync(kFullMask, in_range(j));
-      const int leader = 31 - __clz(peers);
-      std::uint32_t old = 0;
-      if (lane == leader) old = atomicAdd(&s.warp_offsets[warp][d], static_cast<std::uint32_t>(__popc(peers)));
-      old = __shfl_sync(kFullMask, old, leader);
-      rank[j] = old + __popc(peers & lanes_up_to_me()) - 1;
-    }
-  };
-  if (full) rank_items(std::true_type{});
-  else rank_items(std::false_type{});
+  for (int j = 0; j < kItems; ++j) {
+    const std::uint32_t d = digit(key[j]);
+    const unsigned peers = match_by_ballots<kRadixBits>(d);
+    const int leader = 31 - __clz(peers);
+    std::uint32_t old = 0;
+    if (lane == leader) old = atomicAdd(&s.warp_offsets[warp][d], static_cast<std::uint32_t>(__popc(peers)));
+    old = __shfl_sync(kFullMask, old, leader);
+    rank[j] = old + __popc(peers & lanes_up_to_me()) - 1;
+  }
 
   // 5. Reorder the tile by digit in shared memory (no barrier needed before: nobody else reads
-  //    tile_keys yet); values are loaded now and reordered after the look-back (their loads are in
-  //    flight meanwhile).
+  //    tile_keys yet; the ranks, padding included, are a permutation of 0 .. kTile - 1); values are
+  //    loaded now and reordered after the look-back (their loads are in flight meanwhile).
 #pragma unroll
-  for (int j = 0; j < kItems; ++j)
-    if (in_range(j)) s.tile_keys[rank[j]] = key[j];
+  for (int j = 0; j < kItems; ++j) s.tile_keys[rank[j]] = key[j];
   std::uint32_t value[kPairs ? kItems : 1];
   if constexpr (kPairs) {
 #pragma unroll
@@ -361,8 +370,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   }
   if constexpr (kPairs) {
 #pragma unroll
-    for (int j = 0; j < kItems; ++j)
-      if (in_range(j)) s.tile_values[rank[j]] = value[j];
+    for (int j = 0; j < kItems; ++j) s.tile_values[rank[j]] = value[j];
   }
   __syncthreads();
 
@@ -391,12 +399,13 @@ int blocks_per_sm(Kernel kernel, int threads) {
 using PassFn = void (*)(const std::uint32_t*, const std::uint32_t*, std::uint32_t*, std::uint32_t*, std::size_t,
                         KeyType, int, int, const std::uint32_t*, std::uint32_t*, unsigned*);
 
-// The pass kernel for (r, pairs), with its opt-in to more than 48 KB of dynamic shared memory (once).
-template <int kRadixBits, bool kPairs>
+// The pass kernel for (r, pairs, u32 keys), with its opt-in to more than 48 KB of dynamic shared
+// memory (once).
+template <int kRadixBits, bool kPairs, bool kU32>
 PassFn pass_kernel(std::size_t& shared) {
   shared = sizeof(PassShared<kRadixBits, kPairs>);
   static const PassFn k = [] {
-    const PassFn fn = onesweep_pass<kRadixBits, kPairs>;
+    const PassFn fn = onesweep_pass<kRadixBits, kPairs, kU32>;
     if (sizeof(PassShared<kRadixBits, kPairs>) > 48 * 1024)
       GPULAB_CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              static_cast<int>(sizeof(PassShared<kRadixBits, kPairs>))));
@@ -435,7 +444,10 @@ void onesweep(const std::uint32_t* d_keys, std::uint32_t* d_keys_out, const std:
   GPULAB_CHECK_LAUNCH();
 
   std::size_t shared = 0;
-  const PassFn pass = pairs ? pass_kernel<kRadixBits, true>(shared) : pass_kernel<kRadixBits, false>(shared);
+  const PassFn pass = type == KeyType::u32 ? (pairs ? pass_kernel<kRadixBits, true, true>(shared)
+                                                    : pass_kernel<kRadixBits, false, true>(shared))
+                                           : (pairs ? pass_kernel<kRadixBits, true, false>(shared)
+                                                    : pass_kernel<kRadixBits, false, false>(shared));
   for (int p = 0; p < passes; ++p) {
     // Ping-pong: pass p writes the output when P - 1 - p is even, so the last pass always does.
     const bool to_out = (passes - 1 - p) % 2 == 0;
