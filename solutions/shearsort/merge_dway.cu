@@ -284,182 +284,304 @@ __global__ void __launch_bounds__(kPartitionWarps * kWarp)
 
 // ==== the heap: one warp merges its task's share of d runs ====================================================
 //
-// Node j (1 <= j < d) keeps a sorted buffer of b = 32 keys (lane l holds key l); leaves j = d + r
-// read run r from its cut on. For every node j >= 2 the warp also keeps the last key j passed up
-// and a word of (started, blocks left): a child with no blocks left is "+infinity" by that flag,
-// never by a key value (real keys may equal INT_MAX), and a child that has not passed anything yet
-// is "-infinity". pull(j0) is Heapify: walk down choosing the child with the smaller last key
-// (004 §7.3.2), take a block at the bottom (a leaf's next 32 keys, or the buffer of a node whose
-// children are both exhausted), and on the way back up merge it at every node with that node's
-// buffer -- the last phase of a bitonic network on 2b keys, in registers with shuffles -- keeping
-// the upper 32 and passing the lower 32 up. A run's last partial block is padded with
-// Pad<Key>::value; the pads come out after every real key (or tie with INT_MAX, which writes the
-// same values), and only `count` outputs are written.
+// Node j (1 <= j < d) keeps a sorted buffer of b = 32 K keys (key i 32 + l in lane l's register i;
+// K = kLaneKeys); leaves j = d + r read run r from its cut on. pull(j0) is Heapify
+// (004 §7.3.2): walk down choosing the child whose last passed key is smaller, take a block at the
+// bottom (a leaf's next b keys, or the buffer of a node whose children are both exhausted), and on
+// the way back up merge it at every node with that node's buffer -- the last phase of a bitonic
+// network on 2b keys, in registers with shuffles -- keeping the upper b and passing the lower b up.
+// Correct because after taking the block from the child whose last key is smaller, every unread
+// key of either child is >= the b-th smallest of (buffer, block). A run's last partial block is
+// padded (HeapKey<Key>::pad); the pads come out after every real key (or tie with INT_MAX, which
+// writes the same value), and only `count` outputs are written.
+//
+// The heap is issue-bound (solutions/shearsort/NOTES.md, "Where the reference loses to CUB"), so
+// its bookkeeping is cut to the bone. The walk down runs log2 d times per b outputs: all it reads of
+// a child is one 64-bit head word (HeapKey), and siblings 2j, 2j + 1 sit side by side, so one
+// 128-bit broadcast load and one unsigned compare choose the child, exhausted or not started
+// included -- no branch on the children's state. No block counts either: an internal node's buffer
+// stays full from the set-up until both its children are exhausted, so a node is exhausted exactly
+// when it has drained (passed its buffer up), and a leaf when its cursor has reached its run's end.
+// Lane 31 holds the top of every block, so it alone writes the bookkeeping, without a shuffle. And
+// K = 2 keys a lane share every pull's walk down, leaf read and bookkeeping between 64 outputs; the
+// merge costs the same per key (one more in-lane step, log2 2b).
 
-inline constexpr std::uint32_t kStarted = 1u << 31, kBlocksLeft = kStarted - 1;
-
-// lo <- the lower 32 of (kept ++ x), kept <- the upper 32; both sorted across lanes.
+// A head orders a node against its sibling as an unsigned 64-bit number: not started = 0 (-infinity:
+// the parent's buffer came from the sibling, so this node's first block must come next), started =
+// HeapKey::head(its last passed key), exhausted = all ones (+infinity). Exhaustion is this flag, never
+// a key: a real INT_MAX (the `extremes` input) is a started head below it (004 starts every key at
+// -infinity and says nothing of exhausted runs).
+inline constexpr std::uint64_t kNotStarted = 0, kExhausted = ~std::uint64_t{0};
+__device__ __forceinline__ std::uint64_t join(std::uint32_t lo, std::uint32_t hi) { return std::uint64_t(hi) << 32 | lo; }
 template <class Key>
-__device__ __forceinline__ void merge_blocks(Key& kept, Key& x, int lane) {
-  const Key reversed = __shfl_sync(kFullMask, x, kWarp - 1 - lane);
-  Key lo = reversed < kept ? reversed : kept;
-  Key hi = reversed < kept ? kept : reversed;
+struct HeapKey;
+// int32: 1 << 32 | the key with its sign bit flipped (unsigned order is signed order), between the
+// two flags. The pad INT_MAX ties with a real INT_MAX, which writes the same value.
+template <>
+struct HeapKey<std::int32_t> {
+  static constexpr std::int32_t pad = INT_MAX;
+  __device__ __forceinline__ static std::uint64_t head(std::int32_t k) {
+    return (std::uint64_t{1} << 32) | (std::uint32_t(k) ^ 0x80000000u);
+  }
+  // The high halves alone tell (0 or 1 otherwise): 32-bit operations on the walk down.
+  __device__ __forceinline__ static bool both_exhausted(uint4 h) { return (h.y & h.w) == ~0u; }
+};
+// Composites: the composite itself. A block's top is never 0 (b distinct composites: at least b - 1)
+// and never all ones (positions stay below 2^32 - 2, as n < 2^32 - 1 is checked), and the pad, all
+// ones but bit 0, is no real composite either: it sorts after every real one and below exhausted.
+template <>
+struct HeapKey<std::uint64_t> {
+  static constexpr std::uint64_t pad = ~std::uint64_t{1};
+  __device__ __forceinline__ static std::uint64_t head(std::uint64_t c) { return c; }
+  __device__ __forceinline__ static bool both_exhausted(uint4 h) { return (h.x & h.y & h.z & h.w) == ~0u; }
+};
+
+// The last phase of a bitonic merge on 32 K keys, key i 32 + l in lane l's v[i]: strides 16 K .. 32
+// inside each lane, 16 .. 1 across lanes (5 shuffles a register). Afterwards v is sorted.
+template <int K, class Key>
+__device__ __forceinline__ void bitonic_clean(Key (&v)[K], int lane) {
+#pragma unroll
+  for (int s = K / 2; s > 0; s /= 2)
+#pragma unroll
+    for (int i = 0; i < K; ++i)
+      if (!(i & s)) device::order(v[i], v[i + s]);
 #pragma unroll
   for (int s = kWarp / 2; s > 0; s >>= 1) {
-    const Key plo = __shfl_xor_sync(kFullMask, lo, s), phi = __shfl_xor_sync(kFullMask, hi, s);
     const bool upper = lane & s;
-    lo = upper ? (plo < lo ? lo : plo) : (plo < lo ? plo : lo);
-    hi = upper ? (phi < hi ? hi : phi) : (phi < hi ? phi : hi);
+#pragma unroll
+    for (int i = 0; i < K; ++i) {
+      const Key p = __shfl_xor_sync(kFullMask, v[i], s);
+      v[i] = upper ? (p < v[i] ? v[i] : p) : (p < v[i] ? p : v[i]);
+    }
   }
-  x = lo;
-  kept = hi;
 }
 
+// x <- the lower 32 K of (kept ++ x), kept <- the upper 32 K; both sorted across lanes. x reversed
+// (one shuffle a register) against kept makes both halves bitonic: 11 shuffles per 32 keys.
+template <int K, class Key>
+__device__ __forceinline__ void merge_blocks(Key (&kept)[K], Key (&x)[K], int lane) {
+  Key lo[K], hi[K];
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    const Key reversed = __shfl_sync(kFullMask, x[K - 1 - i], kWarp - 1 - lane);
+    lo[i] = reversed < kept[i] ? reversed : kept[i];
+    hi[i] = reversed < kept[i] ? kept[i] : reversed;
+  }
+  bitonic_clean(lo, lane);
+  bitonic_clean(hi, lane);
+#pragma unroll
+  for (int i = 0; i < K; ++i) {
+    x[i] = lo[i];
+    kept[i] = hi[i];
+  }
+}
+
+// Where a heap's keys come from and go to. task(gbase, start) is one task's view: loads by position
+// in its group, stores by output of the task, in 32-bit offsets (the heap's registers are few).
 struct DwayKeysIO {
   using Key = std::int32_t;
   const std::int32_t* in;
   std::int32_t* out;
-  __device__ __forceinline__ Key load(std::size_t pos) const { return in[pos]; }
-  __device__ __forceinline__ void store(std::size_t o, Key k) const { out[o] = k; }
+  __device__ __forceinline__ DwayKeysIO task(std::size_t gbase, std::size_t start) const {
+    return {in + gbase, out + start};
+  }
+  __device__ __forceinline__ Key load(std::uint32_t pos) const { return in[pos]; }
+  __device__ __forceinline__ void store(std::uint32_t o, Key k) const { out[o] = k; }
 };
 struct DwayPairsIO {
   using Key = std::uint64_t;
   const std::int32_t* in;
-  const std::uint32_t* values_in;
+  const std::uint32_t* values_in;  // by the composite's position in the pass's input
   std::int32_t* out;
   std::uint32_t* values_out;
-  __device__ __forceinline__ Key load(std::size_t pos) const { return device::make_composite(in[pos], std::uint32_t(pos)); }
-  __device__ __forceinline__ void store(std::size_t o, Key c) const {
+  std::uint32_t first;  // the pass's position of in[0]
+  __device__ __forceinline__ DwayPairsIO task(std::size_t gbase, std::size_t start) const {
+    return {in + gbase, values_in, out + start, values_out + start, first + std::uint32_t(gbase)};
+  }
+  __device__ __forceinline__ Key load(std::uint32_t pos) const { return device::make_composite(in[pos], first + pos); }
+  __device__ __forceinline__ void store(std::uint32_t o, Key c) const {
     out[o] = device::composite_key(c);
     values_out[o] = values_in[device::composite_position(c)];
   }
 };
 
-template <class IO>
+// Keys a lane holds of a block: b = 64. (1 gives seed 004's b = 32 = w, the buffers of
+// shearsort.cuh's dway_shared_bytes_per_warp, at the same bytes a warp for int32.)
+inline constexpr int kLaneKeys = 2;
+
+// Shared bytes of one heap: heads (2d x 8: 0 and 1 unused, so that siblings 2j, 2j + 1 share a
+// 16-byte word), buffers ((d - 1) x 32 K keys), leaf cursors (d x 4). The 8 bytes a head take the
+// place of the last key and (started, blocks left) word a node needed before: int32 at K = 1 is
+// 148 d - 128, dway_shared_bytes_per_warp; K = 2 is 276 d - 256 (composites 532 d - 512).
+constexpr std::size_t heap_bytes_per_warp(int d, int key_bytes, int lane_keys) {
+  return std::size_t(2 * d) * 8 + std::size_t(d - 1) * kWarp * lane_keys * key_bytes + std::size_t(d) * 4;
+}
+// What the launch allocates a heap: the interface's rule at a block's bytes a lane (K keys), which
+// holds the layout above with 2d (K key_bytes - 4) bytes to spare (its last keys and words).
+constexpr std::size_t heap_alloc_per_warp(int d, int key_bytes, int lane_keys) {
+  return dway_shared_bytes_per_warp(d, key_bytes * lane_keys);
+}
+constexpr bool heap_fits_everywhere() {
+  for (int d = kMinFanIn; d <= kMaxFanIn; d *= 2)
+    for (int key_bytes = 4; key_bytes <= 8; key_bytes *= 2)
+      for (int lane_keys = 1; lane_keys <= 2; lane_keys *= 2)
+        if (heap_bytes_per_warp(d, key_bytes, lane_keys) > heap_alloc_per_warp(d, key_bytes, lane_keys)) return false;
+  return true;
+}
+static_assert(heap_fits_everywhere() && heap_bytes_per_warp(8, 4, 1) == 148 * 8 - 128);
+
+template <class IO, int K>
 struct WarpHeap {
   using Key = typename IO::Key;
-  IO io;
+  static constexpr int kBlock = K * kWarp;
+  IO io;  // the task's view
   int d, lane;
-  std::size_t gbase;
-  std::uint32_t gsize;
-  std::size_t run;
-  Key* buf;             // (d - 1) x 32
-  Key* last;            // 2d
-  std::uint32_t* meta;  // 2d
+  std::uint32_t gsize, run;  // run < n < 2^32 in every pass
+  std::uint64_t* head;    // 2d, node j at head[j]; 16-byte aligned
+  Key* buf;               // (d - 1) x kBlock, node j from (j - 1) kBlock
   std::uint32_t* cursor;  // d, relative to gbase
 
-  __device__ std::uint32_t run_end(int r) const {
-    const std::size_t e = std::size_t(r + 1) * run;
-    return e < gsize ? std::uint32_t(e) : gsize;
+  // This lane's first key of node j's buffer (its others follow 32 apart): one multiply-add.
+  __device__ __forceinline__ Key* mine(int j) const { return buf + (lane - kBlock) + j * kBlock; }
+
+  // For r < the group's runs (r run < gsize; (r + 1) run may pass 2^32 in the last group).
+  __device__ __forceinline__ std::uint32_t run_end(int r) const {
+    const std::uint32_t begin = std::uint32_t(r) * run;
+    return begin + min(run, gsize - begin);
   }
 
-  // Node j passed block x up: one block fewer, started, last key = x's largest (lane 31).
-  __device__ __forceinline__ void passed(int j, Key top) {
-    if (lane == 0) {
-      meta[j] = ((meta[j] & kBlocksLeft) - 1) | kStarted;
-      last[j] = top;
-    }
-  }
-
-  __device__ Key pull(int j0) {
+  // The block node j0 passes up, into x.
+  __device__ void pull(int j0, Key (&x)[K]) {
     int j = j0;
-    bool drain = false;
     while (j < d) {
-      const int l = 2 * j, r = l + 1;
-      const std::uint32_t ml = meta[l], mr = meta[r];
-      const bool done_l = (ml & kBlocksLeft) == 0, done_r = (mr & kBlocksLeft) == 0;
-      if (done_l && done_r) {
-        drain = true;
-        break;
-      }
-      int c;
-      if (done_l) c = r;
-      else if (done_r) c = l;
-      else if (!(ml & kStarted)) c = l;
-      else if (!(mr & kStarted)) c = r;
-      else c = last[r] < last[l] ? r : l;
-      j = c;
+      const uint4 h = *reinterpret_cast<const uint4*>(head + 2 * j);  // children 2j (x, y), 2j + 1 (z, w)
+      if (HeapKey<Key>::both_exhausted(h)) break;
+      j = 2 * j + (join(h.z, h.w) < join(h.x, h.y));
     }
-    const std::uint32_t leaf_pos = drain ? 0u : cursor[j - d];
-    __syncwarp();  // every lane has read the bookkeeping it needs before lane 0 rewrites it
-    Key x;
+    const bool drain = j < d;  // stopped above the leaves: node j's children are both exhausted
+    std::uint32_t pos = 0, left = 0;
+    if (!drain) {
+      pos = cursor[j - d];
+      left = run_end(j - d) - pos;  // > 0: the leaf is not exhausted
+    }
+    __syncwarp();  // every lane has read the heads and the cursor before lane 31 rewrites them
+    const bool bookkeeper = lane == kWarp - 1;
     if (drain) {
-      x = buf[(j - 1) * kWarp + lane];
+#pragma unroll
+      for (int i = 0; i < K; ++i) x[i] = mine(j)[i * kWarp];
+      if (bookkeeper) head[j] = kExhausted;
     } else {
-      const std::uint32_t pos = leaf_pos + lane;
-      x = pos < run_end(j - d) ? io.load(gbase + pos) : device::Pad<Key>::value;
-      if (lane == 0) cursor[j - d] = leaf_pos + kWarp;
+      // Every lane loads (a lane past the run's end rereads its last key, in the same lines), then
+      // pads: no branch around the load.
+#pragma unroll
+      for (int i = 0; i < K; ++i) {
+        const std::uint32_t e = std::uint32_t(i * kWarp + lane);
+        const Key k = io.load(pos + (e < left ? e : left - 1));
+        x[i] = e < left ? k : HeapKey<Key>::pad;
+      }
+      if (bookkeeper) {
+        cursor[j - d] = pos + kBlock;
+        head[j] = left > std::uint32_t(kBlock) ? HeapKey<Key>::head(x[K - 1]) : kExhausted;
+      }
     }
-    passed(j, __shfl_sync(kFullMask, x, kWarp - 1));
     while (j != j0) {
       const int p = j >> 1;
-      Key kept = buf[(p - 1) * kWarp + lane];
+      Key* const node = mine(p);
+      Key kept[K];
+#pragma unroll
+      for (int i = 0; i < K; ++i) kept[i] = node[i * kWarp];
       merge_blocks(kept, x, lane);
-      buf[(p - 1) * kWarp + lane] = kept;
-      passed(p, __shfl_sync(kFullMask, x, kWarp - 1));
+#pragma unroll
+      for (int i = 0; i < K; ++i) node[i * kWarp] = kept[i];
+      if (bookkeeper) head[p] = HeapKey<Key>::head(x[K - 1]);  // p keeps a full buffer: started
       j = p;
     }
-    __syncwarp();
-    return x;
+    __syncwarp();  // the next walk down reads what lane 31 wrote
   }
 };
 
-template <class IO>
+template <class IO, int K>
 __global__ void dway_heap_kernel(IO io, std::size_t n, std::size_t run, int d, std::size_t chunk,
                                  const std::uint32_t* __restrict__ cuts, std::size_t tasks) {
   using Key = typename IO::Key;
+  constexpr int kBlock = K * kWarp;
   extern __shared__ __align__(16) unsigned char heap_smem[];
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  const std::size_t task = std::size_t(blockIdx.x) * (blockDim.x / kWarp) + warp;
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
+  const std::size_t task = std::size_t(blockIdx.x) * warps + warp;
   if (task >= tasks) return;
-  unsigned char* base = heap_smem + std::size_t(warp) * dway_shared_bytes_per_warp(d, sizeof(Key));
   const TaskAt ta = task_at(task, n, run, d, chunk);
-  WarpHeap<IO> heap;
-  heap.io = io;
-  heap.d = d;
+  WarpHeap<IO, K> heap;
+  heap.io = io.task(ta.gbase, ta.start);
+  // The heap's fan-in: the group's runs, rounded up to a power of two. The last pass's partial group
+  // (4 runs of 2^26 at d = 16 and 2^28 keys) walks 2 levels instead of log2 d; shared memory and the
+  // cuts stay laid out by d.
+  int fan = 2;
+  while (fan < ta.runs) fan *= 2;
+  heap.d = fan;
   heap.lane = lane;
-  heap.gbase = ta.gbase;
   heap.gsize = ta.gsize;
-  heap.run = run;
-  heap.buf = reinterpret_cast<Key*>(base);
-  heap.last = heap.buf + std::size_t(d - 1) * kWarp;
-  heap.meta = reinterpret_cast<std::uint32_t*>(heap.last + 2 * d);
-  heap.cursor = heap.meta + 2 * d;
-  // Leaves: run r from its cut; blocks left = ceil(keys left / 32). Then the internal nodes' totals.
-  for (int r = lane; r < d; r += kWarp) {
-    std::uint32_t c = 0, blocks = 0;
+  heap.run = std::uint32_t(run);
+  // The block's warps' heads first, then their buffers, then their cursors: 16 d bytes of heads a
+  // warp keep every sibling pair 16-byte aligned (a warp's whole share is not a multiple of 16 at
+  // d = 2).
+  std::uint64_t* heads = reinterpret_cast<std::uint64_t*>(heap_smem);
+  Key* bufs = reinterpret_cast<Key*>(heads + std::size_t(warps) * 2 * d);
+  std::uint32_t* cursors = reinterpret_cast<std::uint32_t*>(bufs + std::size_t(warps) * (d - 1) * kBlock);
+  heap.head = heads + std::size_t(warp) * 2 * d;
+  heap.buf = bufs + std::size_t(warp) * (d - 1) * kBlock;
+  heap.cursor = cursors + std::size_t(warp) * d;
+  // Leaves: run r from its cut, exhausted at once when nothing of it is left (a partial group's
+  // missing runs, a cut at the run's end).
+  for (int r = lane; r < fan; r += kWarp) {
+    std::uint32_t c = 0;
+    bool empty = true;
     if (r < ta.runs) {
-      c = std::uint32_t(std::size_t(r) * run) + cuts[task * std::size_t(d) + r];
-      blocks = (heap.run_end(r) - c + kWarp - 1) / kWarp;
+      c = std::uint32_t(r) * heap.run + cuts[task * std::size_t(d) + r];
+      empty = c >= heap.run_end(r);
     }
     heap.cursor[r] = c;
-    heap.meta[d + r] = blocks;
+    heap.head[fan + r] = empty ? kExhausted : kNotStarted;
   }
   __syncwarp();
-  for (int first = d / 2; first >= 1; first /= 2) {
-    for (int j = first + lane; j < 2 * first; j += kWarp) heap.meta[j] = heap.meta[2 * j] + heap.meta[2 * j + 1];
-    __syncwarp();
-  }
-  // Fill every node's buffer bottom-up (004: Heapify on the nodes in decreasing index order).
-  for (int j = d - 1; j >= 1; --j) {
-    if (heap.meta[j] & kBlocksLeft) {
-      const int c = (heap.meta[2 * j] & kBlocksLeft) ? 2 * j : 2 * j + 1;
-      const Key x = heap.pull(c);
-      heap.buf[(j - 1) * kWarp + lane] = x;
+  // One loop, so that pull is inlined once (two copies cost registers): first the set-up, which
+  // fills every node's buffer bottom-up (004: Heapify on the nodes in decreasing index order) from
+  // the child a walk down would take (a node whose children are both exhausted is exhausted), then
+  // the task's outputs, a block a pull of the root.
+  int fill = fan - 1;
+  for (std::uint32_t o = 0; o < ta.count;) {
+    int from = 1;
+    bool empty = false;
+    if (fill > 0) {
+      const uint4 h = *reinterpret_cast<const uint4*>(heap.head + 2 * fill);
+      empty = HeapKey<Key>::both_exhausted(h);
+      from = 2 * fill + (join(h.z, h.w) < join(h.x, h.y));
     }
-  }
-  for (std::uint32_t o = 0; o < ta.count; o += kWarp) {
-    const Key x = heap.pull(1);
-    if (o + lane < ta.count) io.store(ta.start + o + lane, x);
+    Key x[K];
+    if (!empty) heap.pull(from, x);
+    if (fill > 0) {
+      if (!empty) {
+#pragma unroll
+        for (int i = 0; i < K; ++i) heap.mine(fill)[i * kWarp] = x[i];
+      }
+      if (lane == kWarp - 1) heap.head[fill] = empty ? kExhausted : kNotStarted;
+      __syncwarp();  // node fill's head before its parent's turn reads it
+      --fill;
+    } else {
+#pragma unroll
+      for (int i = 0; i < K; ++i)
+        if (o + i * kWarp + lane < ta.count) heap.io.store(o + i * kWarp + lane, x[i]);
+      o += kBlock;
+    }
   }
 }
 
-// Dynamic shared memory of a heap block; above 48 KiB the kernel must opt in (d >= 128 with pairs).
-template <class IO>
+// Dynamic shared memory of a heap block; above 48 KiB the kernel must opt in (d >= 64 for int32,
+// d >= 32 with pairs).
+template <class IO, int K>
 std::size_t heap_block_bytes(int d) {
-  const std::size_t smem = std::size_t(dway_warps_per_block(d)) * dway_shared_bytes_per_warp(d, sizeof(typename IO::Key));
+  const std::size_t smem = std::size_t(dway_warps_per_block(d)) * heap_alloc_per_warp(d, sizeof(typename IO::Key), K);
   if (smem > 48 * 1024)
-    GPULAB_CUDA_CHECK(cudaFuncSetAttribute(dway_heap_kernel<IO>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    GPULAB_CUDA_CHECK(cudaFuncSetAttribute(dway_heap_kernel<IO, K>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   return smem;
 }
 
@@ -467,9 +589,9 @@ template <class IO>
 void launch_heap(IO io, std::size_t n, std::size_t run, int d, std::size_t chunk, const std::uint32_t* cuts,
                  std::size_t tasks) {
   const int warps = dway_warps_per_block(d);
-  const std::size_t smem = heap_block_bytes<IO>(d);
-  dway_heap_kernel<IO><<<static_cast<unsigned>(ceil_div(tasks, warps)), warps * kWarp, smem>>>(io, n, run, d, chunk,
-                                                                                                    cuts, tasks);
+  const std::size_t smem = heap_block_bytes<IO, kLaneKeys>(d);
+  dway_heap_kernel<IO, kLaneKeys><<<static_cast<unsigned>(ceil_div(tasks, warps)), warps * kWarp, smem>>>(
+      io, n, run, d, chunk, cuts, tasks);
   GPULAB_CHECK_LAUNCH();
 }
 
@@ -515,7 +637,7 @@ void merge_dway(const std::int32_t* d_keys_in, const std::uint32_t* d_values_in,
     const std::size_t tasks = ceil_div(n, chunk);
     launch_partition(keys[cur], n, run, d, chunk, tasks, cuts);
     if (pairs)
-      launch_heap(DwayPairsIO{keys[cur], values[cur], keys[cur ^ 1], values[cur ^ 1]}, n, run, d, chunk, cuts, tasks);
+      launch_heap(DwayPairsIO{keys[cur], values[cur], keys[cur ^ 1], values[cur ^ 1], 0}, n, run, d, chunk, cuts, tasks);
     else
       launch_heap(DwayKeysIO{keys[cur], keys[cur ^ 1]}, n, run, d, chunk, cuts, tasks);
     cur ^= 1;
