@@ -8,23 +8,27 @@
 //              offset(d, g) = keys with a smaller digit + keys with digit d in tiles before g
 //   downsweep  block g walks its tile chunk by chunk: a stable rank of each key among the chunk's
 //              keys by digit (per-thread counts, warp scans, a per-thread table in shared memory),
-//              then each key goes straight from its register to its place in the output
+//              the chunk reordered by digit in shared memory (Satish, Harris & Garland's local
+//              sort), then written out in sorted order: each digit's keys leave as one run
 //                                                                         reads n, writes n
 // 3 launches per pass, ceil(end_bit / 4) passes; 3n words per pass (+2n with values: only the
 // downsweep moves them), plus 2 x 16 G words for the spine.
 //
-// Bank conflicts: none, whatever the keys. The upsweep counts with per-lane counters,
-// counts[warp][d * 32 + lane]: a lane only ever touches its own bank (seed 000's conflict-free
-// colored prefix sums give each thread one bank for the same reason; the model's
+// Bank conflicts: none in the counting, whatever the keys. The upsweep counts with per-lane
+// counters, counts[warp][d * 32 + lane]: a lane only ever touches its own bank (seed 000's
+// conflict-free colored prefix sums give each thread one bank for the same reason; the model's
 // digit_count_requests draws it). The downsweep stages the chunk striped into a padded array (one
 // word per 32, as the scan lab's conflict-free tree), so that both the striped copy and the
 // blocked reads are conflict-free, and keeps its per-thread table as counters[d * 256 + t]: thread t
-// only ever reads and writes column t (bank t mod 32). What it does NOT do is reorder the chunk by
-// digit in shared memory before writing it out (Satish, Harris & Garland; onesweep does): a store
-// at a data-dependent rank has bank conflicts for most keys. The price is paid in global memory
-// instead: the keys of one store instruction land in ~16 different runs, so most written keys cost
-// a sector of their own (radix_sort_model.hpp, digit4_scatter_sectors_per_key), where a reordered
-// chunk leaves in runs of ~256 keys.
+// only ever reads and writes column t (bank t mod 32). The one access that does conflict is the
+// reorder: a store at a data-dependent rank, ~2.4 excess wavefronts per warp request for uniform
+// digits (radix_sort_model.hpp, digit4_reorder_summary; none for equal keys, thanks to the padding:
+// unpadded, thread t's ranks 16 t + i would put equal keys 16-way into one bank). What it buys is
+// in global memory: written from registers, a store instruction's 32 keys land in ~16 runs and most
+// cost a sector of their own (0.84 sectors per written key, digit4_scatter_sectors_per_key);
+// written in sorted order they leave in runs of ~256 keys, 0.155 sectors per key (a warp's 32
+// keys straddle 5 sectors). Written from registers, the whole stage was conflict-free and 0.21 x
+// CUB at 2^28 on the H200, with 3 blocks per SM no faster: the scatter, not latency, was the limit.
 //
 // Latency: the upsweep keeps four 128-bit loads per thread in flight; the downsweep double-buffers
 // its chunks -- while chunk c is ranked and written, chunk c + 1 is already on its way into the
@@ -179,7 +183,7 @@ __global__ void __launch_bounds__(1024) digit4_spine(std::uint32_t* counts, std:
 
 template <bool kPairs>
 struct DownsweepShared {
-  std::uint32_t keys[2][kPaddedChunk];  // chunk c staged in keys[c % 2], padded
+  std::uint32_t keys[2][kPaddedChunk];  // chunk c staged in keys[c % 2], padded; then sorted by digit there
   std::uint32_t values[kPairs ? 2 : 1][kPairs ? kPaddedChunk : 1];
   std::uint32_t counters[kDigits * kThreads];   // [d * 256 + t]: thread t's first rank of digit d, bank t mod 32
   std::uint32_t warp_counts[kWarps * kDigits];  // per warp per digit: counts, then offsets in the chunk
@@ -322,21 +326,49 @@ __global__ void __launch_bounds__(kThreads, kDigit4BlocksPerSm)
 
     // 5. Thread t's first rank for each digit, in its own column of the table (registers cannot be
     //    indexed by a digit known only at run time; column t is bank t mod 32 for every digit); each
-    //    key's rank = that + the items of t before it with the same digit, and the key goes straight
-    //    to digit_base + rank. The next chunk's first barrier orders these reads before the table,
-    //    warp_counts and digit_base are written again.
+    //    key's rank = that + the items of t before it with the same digit: its position in the chunk
+    //    sorted by digit. The key goes to that position of the chunk's own half of the stage (every
+    //    thread read its items out of it before the barriers of steps 3 and 4, and the next chunk
+    //    arrives in the other half): Satish, Harris & Garland's local sort. These stores are the
+    //    stage's only bank conflicts (a data-dependent address: ~2.4 excess wavefronts per request
+    //    for uniform digits, none for equal ones); they buy step 6's runs.
+    std::uint32_t* sorted_keys = s.keys[slot];
+    std::uint32_t* sorted_values = kPairs ? s.values[slot] : nullptr;
 #pragma unroll
     for (int d = 0; d < kDigits; ++d)
       s.counters[d * kThreads + t] = s.warp_counts[warp * kDigits + d] + ((lane_before[d / 2] >> (16 * (d % 2))) & 0xffffu);
 #pragma unroll
     for (int i = 0; i < kItems; ++i) {
-      if (t * kItems + i >= valid) continue;
+      if (t * kItems + i >= valid) continue;  // keys past n: they would rank at [valid, kChunk), never read
       const std::uint32_t m = (meta[i / 4] >> (8 * (i % 4))) & 0xffu;
-      const std::uint32_t d = m & 15u;
-      const std::uint32_t rank = s.counters[d * kThreads + t] + (m >> 4);
-      const std::size_t dest = s.digit_base[d] + rank;  // uint32 arithmetic: the base is mod 2^32
-      keys_out[dest] = key[i];
-      if constexpr (kPairs) values_out[dest] = value[i];
+      const std::uint32_t rank = s.counters[(m & 15u) * kThreads + t] + (m >> 4);
+      sorted_keys[padded(static_cast<int>(rank))] = key[i];
+      if constexpr (kPairs) sorted_values[padded(static_cast<int>(rank))] = value[i];
+    }
+    __syncthreads();
+
+    // 6. Write out: thread t takes sorted positions t, t + 256, ...: a warp's 32 consecutive positions
+    //    hold one or two digits (runs of ~256 keys in a chunk of uniform digits), so each digit's keys
+    //    leave as a run of consecutive output words instead of ~16 scattered pieces. The digit is
+    //    read again from the key (cheaper than keeping it in shared memory); positions < valid are
+    //    exactly the chunk's real keys, since the keys past n rank last. The next chunk's first
+    //    barrier orders these reads before this half of the stage, warp_counts and digit_base are
+    //    written again. The key order without to_ordered's switch (onesweep's KeyOrder): with the
+    //    switch the compiler copied this loop once per key type.
+    const std::uint32_t sign_flip = type == KeyType::u32 ? 0u : 0x80000000u;
+    const std::uint32_t negative_flip = type == KeyType::f32 ? ~0u : 0u;
+    auto ordered_key = [&](std::uint32_t x) {
+      return x ^ (sign_flip | (negative_flip & static_cast<std::uint32_t>(static_cast<std::int32_t>(x) >> 31)));
+    };
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const int pos = j * kThreads + t;
+      if (pos >= valid) continue;
+      const std::uint32_t k = sorted_keys[padded(pos)];
+      const std::uint32_t d = digit_of(ordered_key(k), shift, bits);
+      const std::size_t dest = s.digit_base[d] + static_cast<std::uint32_t>(pos);  // uint32: the base is mod 2^32
+      keys_out[dest] = k;
+      if constexpr (kPairs) values_out[dest] = sorted_values[padded(pos)];
     }
   }
 }
