@@ -263,6 +263,57 @@ Stage::Code find_max() {
   });
 }
 
+// ---- digit4-count: digit4's round 1 on its own (digit4_count, once per pass) --------------------------
+// Graded for correctness and conflict-free counting, never timed (no performance points): no replay
+// guard. Every pass counts the *input* keys at shift 4 q (the counts do not depend on the order the
+// earlier passes leave), over the contract's tiling (G = min(SMs x kDigit4BlocksPerSm, chunks)); the
+// output is the P x 16 x G count words, judged against the CPU's (radix_sort_model.hpp).
+
+struct CountData {
+  std::shared_ptr<const std::vector<u32>> keys_ptr;
+  std::span<const u32> keys;
+  std::size_t tile_size = 0, tiles = 0;
+  int end_bit = 32;
+  std::vector<u32> expected;  // digit4_tile_counts
+};
+
+ArrayOutput<u32, CountData> count_output() {
+  return {[](const Problem& p) {
+            return problem_data<CountData>(p.only({"key", "input", "end_bit"}), [&] {
+              CountData d;
+              d.keys_ptr = rl::keys_of(p);
+              d.keys = *d.keys_ptr;
+              const rm::Problem m = rl::model_problem(p, false);
+              d.tile_size = rm::digit4_tile_size(m);
+              d.tiles = rm::digit4_tiles(m);
+              d.end_bit = m.end_bit;
+              d.expected = rm::digit4_tile_counts(d.keys, m.key, m.end_bit, d.tile_size, d.tiles);
+              return d;
+            });
+          },
+          [](const CountData& d) { return std::span<const u32>(d.expected); },
+          [](const CountData& d) {  // per pass: read the keys, write 16 G counts
+            return static_cast<double>(pass_count(d.end_bit, kDigit4RadixBits)) *
+                   (4.0 * static_cast<double>(d.keys.size()) + 4.0 * kDigit4Digits * static_cast<double>(d.tiles));
+          },
+          [](const CountData& d, std::span<const u32> got) { return rm::judge_tile_counts(d.expected, got, d.tiles); },
+          [](const CountData& d) { return std::optional<double>(static_cast<double>(d.keys.size())); }};
+}
+
+Stage::Code digit4_counts() {
+  return device_stage<u32, CountData>(count_output(), [](const std::shared_ptr<const CountData>& d, const Problem& p) {
+    auto keys = upload(d->keys);
+    const SortConfig c = rl::config_for(p);
+    const int passes = pass_count(c.end_bit, kDigit4RadixBits);
+    return [keys, d, c, passes](u32* out) {
+      const std::size_t n = d->keys.size(), words = static_cast<std::size_t>(kDigit4Digits) * d->tiles;
+      for (int q = 0; q < passes; ++q)
+        digit4_count(keys->data(), n, d->tile_size, d->tiles, q * kDigit4RadixBits,
+                     pass_bits(c.end_bit, kDigit4RadixBits, q), out + q * words, c);
+    };
+  });
+}
+
 // The library baselines: temporary storage allocated here, when the stage is prepared (untimed).
 enum class Library { cub_radix, thrust, cub_merge };
 
@@ -323,6 +374,7 @@ Lab make_lab() {
   student(S::split_scan_fused, gpu_sort(sort_split_scan_fused));
   student(S::split_onepass, gpu_sort(sort_split_onepass));
   student(S::digit4, gpu_sort(sort_digit4));
+  student(S::digit4_count, digit4_counts());
   student(S::onesweep, gpu_sort(sort_onesweep));
   lab.bind("cpu-reference", cpu_sort(reference_cpu));
   // The libraries' launch counts are theirs (no model).

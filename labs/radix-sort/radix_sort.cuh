@@ -185,6 +185,14 @@ void sort_split_onepass(const std::uint32_t* d_keys, std::uint32_t* d_keys_out, 
                         std::uint32_t* d_values_out, std::size_t n, SortWorkspace& ws);
 void sort_digit4(const std::uint32_t* d_keys, std::uint32_t* d_keys_out, const std::uint32_t* d_values,
                  std::uint32_t* d_values_out, std::size_t n, SortWorkspace& ws);
+// digit4's round 1 (stage digit4-count; sort_digit4 calls it for every pass): tile g is keys
+// [g * tile_size, min((g + 1) * tile_size, n)), g < tiles = ceil(n / tile_size), tile_size a multiple of
+// kDigit4Chunk; d_tile_counts[d * tiles + g] = the keys of tile g whose digit
+// digit_of(to_ordered(key, config.key), shift, bits) is d, for d < kDigit4Digits (digits >= 2^bits: 0).
+// Enqueue only (no allocation, no synchronisation); config.counters picks the counters' layout.
+// Graded conflict-free: every kernel it launches, Nsight Compute, stage digit4-count.
+void digit4_count(const std::uint32_t* d_keys, std::size_t n, std::size_t tile_size, std::size_t tiles, int shift,
+                  int bits, std::uint32_t* d_tile_counts, const SortConfig& config);
 void sort_onesweep(const std::uint32_t* d_keys, std::uint32_t* d_keys_out, const std::uint32_t* d_values,
                    std::uint32_t* d_values_out, std::size_t n, SortWorkspace& ws);
 

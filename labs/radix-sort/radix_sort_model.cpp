@@ -98,7 +98,8 @@ int passes(Stage s, const Problem& p) {
     case Stage::split_global: return std::min(p.data_bits, p.end_bit);
     case Stage::split_scan_fused:
     case Stage::split_onepass: return p.end_bit;
-    case Stage::digit4: return pass_count(p.end_bit, kDigit4RadixBits);
+    case Stage::digit4:
+    case Stage::digit4_count: return pass_count(p.end_bit, kDigit4RadixBits);
     case Stage::onesweep: return pass_count(p.end_bit, p.radix_bits);
   }
   return 0;
@@ -127,6 +128,7 @@ long launches(Stage s, const Problem& p) {
     case Stage::split_scan_fused: return 2 * P;
     case Stage::split_onepass: return P == 0 ? 0 : 1 + P;
     case Stage::digit4: return 3 * P;
+    case Stage::digit4_count: return P;
     case Stage::onesweep: return P == 0 ? 0 : 1 + P;
     default: return 0;
   }
@@ -215,6 +217,10 @@ Traffic traffic(Stage s, const Problem& p) {
       t.state_bytes = P * 4.0 * (4 * kDigit4Digits * G);  // counts: written, spine read + write, downsweep read
       break;
     }
+    case Stage::digit4_count:  // per pass: the keys read, the 16 x G counts written
+      t.key_bytes = P * 4 * n;
+      t.state_bytes = P * 4.0 * kDigit4Digits * static_cast<double>(digit4_tiles(p));
+      break;
     case Stage::onesweep: {
       if (P == 0) {
         t.key_bytes = moved;
@@ -510,6 +516,22 @@ std::vector<std::string> paths(Stage s, const Problem& p) {
     out.push_back(p.n <= 2 ? "one launch" : "a launch per level");
     if (!gpulab::is_pow2(p.n)) out.push_back("a level with an odd node");
     if (gpulab::ceil_div(gpulab::ceil_div(p.n, 2), block) > 1) out.push_back("several blocks per launch");
+    return out;
+  }
+  if (s == Stage::digit4_count) {  // counts only: no values, no ping-pong, no spine
+    if (p.n == 0) {
+      out.push_back("n = 0: nothing to do");
+      return out;
+    }
+    if (passes(s, p) == 0) {
+      out.push_back("zero passes: nothing to count");
+      return out;
+    }
+    if (p.end_bit % kDigit4RadixBits != 0) out.push_back("a short last pass");
+    out.push_back(digit4_tiles(p) > 1 ? "several tiles" : "one tile");
+    if (digit4_tile_size(p) > static_cast<std::size_t>(kDigit4Chunk)) out.push_back("several chunks per tile");
+    if (p.n % kDigit4Chunk != 0) out.push_back("a partial chunk");
+    if (p.counters == CounterLayout::per_thread) out.push_back("per-thread counters");
     return out;
   }
   out.push_back(p.pairs ? "pairs" : "keys only");

@@ -19,12 +19,13 @@ namespace radix_sort::model {
 
 // ---- the stages -------------------------------------------------------------------------------------
 
-enum class Stage { cpu, cpu_lsd, find_max, split_global, split_scan_fused, split_onepass, digit4, onesweep };
+// digit4_count: digit4's round 1 on its own (the stage digit4-count): counts, not a sort.
+enum class Stage { cpu, cpu_lsd, find_max, split_global, split_scan_fused, split_onepass, digit4, digit4_count, onesweep };
 std::vector<Stage> all_stages();
 std::string_view to_string(Stage s);  // the stage id: "split-scan-fused"
 std::optional<Stage> parse_stage(std::string_view id);
 bool on_gpu(Stage s);  // not cpu, cpu-lsd
-bool sorts(Stage s);   // every stage but find-max
+bool sorts(Stage s);   // every stage but find-max and digit4-count
 
 // ---- inputs -----------------------------------------------------------------------------------------
 
@@ -123,12 +124,22 @@ struct Problem {
   int digit4_blocks_per_sm = kDigit4BlocksPerSm;  // digit4's G = SMs x this (capped by the chunks)
 };
 
-// Passes P of a sort: split-global min(data_bits, end_bit); split-* end_bit; digit4 ceil(end_bit / 4);
+// Passes P of a sort: split-global min(data_bits, end_bit); split-* end_bit; digit4 and digit4-count
+// ceil(end_bit / 4);
 // onesweep ceil(end_bit / r); cpu-lsd ceil(end_bit / 8).
 int passes(Stage s, const Problem& p);
 // digit4's tiles G (the spine's 16 x G matrix): min(SMs x resident blocks, chunks), whole chunks each.
 std::size_t digit4_tiles(const Problem& p);
 std::size_t digit4_tile_size(const Problem& p);
+// digit4-count's oracle: for each pass q < pass_count(end_bit, 4), the 16 x tiles counts of
+// digit4_count on `keys` at shift 4 q, bits pass_bits(end_bit, 4, q): word (q * 16 + d) * tiles + g =
+// the keys of tile g (tile_size keys each, the last one partial) whose digit is d.
+std::vector<std::uint32_t> digit4_tile_counts(std::span<const std::uint32_t> keys, KeyType type, int end_bit,
+                                              std::size_t tile_size, std::size_t tiles);
+// Its verdict: pass when got == expected, else "tile g, digit d, pass q: got x, want y" (the first
+// word wrong), or the sizes.
+gpulab::CheckResult judge_tile_counts(std::span<const std::uint32_t> expected, std::span<const std::uint32_t> got,
+                                      std::size_t tiles);
 
 // Kernel launches R (a memset or a device-to-device copy is not one; n == 0: 0, find-max 1):
 //   find-max          max(1, ceil(log2 n))
@@ -136,6 +147,7 @@ std::size_t digit4_tile_size(const Problem& p);
 //   split-scan-fused  2 P
 //   split-onepass     1 + P
 //   digit4            3 P
+//   digit4-count      P                                        (one digit4_count per pass)
 //   onesweep          1 + P                                    (CUB: 2 + P, a separate scan of the bins)
 // P == 0: 0 (the copy), except split-global's find-max launches.
 long launches(Stage s, const Problem& p);
@@ -158,6 +170,9 @@ long work_efficient_scan_launches(std::size_t n);
 //                     split-scan-fused also "a partial vector in the scatter"
 //   digit4            "one tile" / "several tiles", "several chunks per tile", "a partial chunk",
 //                     "the spine loops over the count matrix", "per-thread counters"
+//   digit4-count      the key type, then "n = 0: nothing to do" or "zero passes: nothing to count", or
+//                     "a short last pass", "one tile" / "several tiles", "several chunks per tile",
+//                     "a partial chunk", "per-thread counters" (no values, no ping-pong, no spine)
 //   onesweep          "r = 8", "one tile" / "several tiles: the look-back", "full tiles", "a partial tile"
 std::vector<std::string> paths(Stage s, const Problem& p);
 

