@@ -112,16 +112,18 @@ inline constexpr int kMergeItems = 16;
 inline constexpr int kMergeTile = kMergeThreads * kMergeItems;  // 2048
 
 // merge-dway (seed 004 §7.3): one warp merges up to d runs with a heap of d - 1 internal nodes,
-// each with a buffer of b = 32 keys in shared memory (004's "recursive" variant with b-key
-// buffers), plus bookkeeping: for every node j in [2, 2d) the last key it passed up and a word of
-// (started, blocks left); for every leaf a read cursor. d is a power of two in [2, 256].
+// each with a sorted buffer of b keys in shared memory (004's "recursive" variant with b-key
+// buffers; 004 takes b = w = 32, the reference b = kDwayBufferKeys = 64, two keys a lane, so that one
+// walk down the heap serves 64 outputs), plus one 64-bit head word for every node j in [2, 2d) (the
+// last key it passed up, or "not started" / "exhausted"; indices 0 and 1 unused, so siblings 2j,
+// 2j + 1 share 16 bytes) and a read cursor for every leaf. d is a power of two in [2, 256].
 inline constexpr int kMinFanIn = 2;
 inline constexpr int kMaxFanIn = 256;
-constexpr std::size_t dway_shared_bytes_per_warp(int d, int key_bytes) {
-  return std::size_t(d - 1) * kWarp * key_bytes  // node buffers (004: b (d - 1) words)
-         + std::size_t(2 * d) * key_bytes         // last key passed up, per node
-         + std::size_t(2 * d) * 4                 // started bit + blocks left, per node
-         + std::size_t(d) * 4;                    // leaf cursors
+inline constexpr int kDwayBufferKeys = 64;
+constexpr std::size_t dway_shared_bytes_per_warp(int d, int key_bytes, int buffer_keys = kDwayBufferKeys) {
+  return std::size_t(d - 1) * buffer_keys * key_bytes  // node buffers (004: b (d - 1) words)
+         + std::size_t(2 * d) * 8                      // head words
+         + std::size_t(d) * 4;                         // leaf cursors
 }
 // Resident warps per SM as shared memory allows when a block holds `warps` heaps: 228 KiB per SM,
 // 1 KiB reserved per block, at most 32 blocks and 64 warps (the multiplicity 004 §7.3.6 trades
@@ -135,8 +137,8 @@ constexpr int dway_resident_warps_for(int d, int warps, int key_bytes = 4, int s
 }
 // Warps per block of the heap kernel: the choice among 1, 2, 4 that keeps most warps resident (the
 // 32-blocks-per-SM limit caps one-warp blocks at 32 warps; the per-block reserve favours fewer,
-// larger blocks while the heaps are small). d = 2..16: 2 (64 warps), 32: 4 (48), 64: 4 (24),
-// 128: 2 (12), 256: 1 (6).
+// larger blocks while the heaps are small). d = 2..8: 2 (64 warps), 16: 4 (52), 32 and up: 1 (24,
+// 12, 6, 3: one-warp blocks lose nothing once a few blocks fill the SM's shared memory).
 constexpr int dway_warps_per_block(int d) {
   int best_warps = 1, best = -1;
   for (int w = 1; w <= 4; w *= 2)
@@ -146,8 +148,9 @@ constexpr int dway_warps_per_block(int d) {
 constexpr int dway_resident_warps_by_shared(int d, int key_bytes = 4, int smem_per_sm = 228 * 1024) {
   return dway_resident_warps_for(d, dway_warps_per_block(d), key_bytes, smem_per_sm);
 }
-static_assert(dway_warps_per_block(16) == 2 && dway_resident_warps_by_shared(16) == 64);
-static_assert(dway_warps_per_block(32) == 4 && dway_resident_warps_by_shared(32) == 48);
+static_assert(dway_warps_per_block(8) == 2 && dway_resident_warps_by_shared(8) == 64);
+static_assert(dway_warps_per_block(16) == 4 && dway_resident_warps_by_shared(16) == 52);
+static_assert(dway_warps_per_block(32) == 1 && dway_resident_warps_by_shared(32) == 24);
 
 // merge-dway's chunk S: the keys one warp task merges (its output is [t S, (t + 1) S) within the
 // pass). A power of two that divides the group size d L, so tasks never straddle groups. Large

@@ -452,7 +452,7 @@ std::vector<std::string> paths(Stage s, std::size_t n, const Shape& shape) {
   }
   if (partial_group) out.push_back("a group with fewer than d runs");
   if (cut) out.push_back("a group cut into several tasks");
-  if (n % kWarp != 0) out.push_back("a run ending in a partial 32-key block");
+  if (n % kDwayBufferKeys != 0) out.push_back("a run ending in a partial 64-key block");
   return out;
 }
 

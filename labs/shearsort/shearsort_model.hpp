@@ -207,7 +207,7 @@ struct Shape {
 //     d-way          "no merge pass (one tile)" / "an odd ... / an even number of passes",
 //                    "partition: R runs per lane" (its kernel for d), "heap blocks of W warps",
 //                    "heap shared memory above 48 KiB (opt-in)", "a group with fewer than d runs",
-//                    "a group cut into several tasks", "a run ending in a partial 32-key block"
+//                    "a group cut into several tasks", "a run ending in a partial 64-key block"
 // The grader's sanitizer shapes and the visible cases must reach every path a hidden case reaches.
 std::vector<std::string> paths(Stage s, std::size_t n, const Shape& shape);
 

@@ -405,30 +405,18 @@ struct DwayPairsIO {
   }
 };
 
-// Keys a lane holds of a block: b = 64. (1 gives seed 004's b = 32 = w, the buffers of
-// shearsort.cuh's dway_shared_bytes_per_warp, at the same bytes a warp for int32.)
-inline constexpr int kLaneKeys = 2;
+// Keys a lane holds of a node's buffer: b = 32 K = kDwayBufferKeys (shearsort.cuh). K = 1 would be
+// seed 004's b = w = 32; the heap below is written for any K.
+inline constexpr int kLaneKeys = kDwayBufferKeys / kWarp;
+static_assert(kLaneKeys * kWarp == kDwayBufferKeys && kLaneKeys >= 1);
 
 // Shared bytes of one heap: heads (2d x 8: 0 and 1 unused, so that siblings 2j, 2j + 1 share a
-// 16-byte word), buffers ((d - 1) x 32 K keys), leaf cursors (d x 4). The 8 bytes a head take the
-// place of the last key and (started, blocks left) word a node needed before: int32 at K = 1 is
-// 148 d - 128, dway_shared_bytes_per_warp; K = 2 is 276 d - 256 (composites 532 d - 512).
+// 16-byte word), buffers ((d - 1) x 32 K keys), leaf cursors (d x 4): shearsort.cuh's
+// dway_shared_bytes_per_warp at b = 32 K (int32 at K = 2: 276 d - 256 bytes, composites 532 d - 512).
 constexpr std::size_t heap_bytes_per_warp(int d, int key_bytes, int lane_keys) {
-  return std::size_t(2 * d) * 8 + std::size_t(d - 1) * kWarp * lane_keys * key_bytes + std::size_t(d) * 4;
+  return dway_shared_bytes_per_warp(d, key_bytes, kWarp * lane_keys);
 }
-// What the launch allocates a heap: the interface's rule at a block's bytes a lane (K keys), which
-// holds the layout above with 2d (K key_bytes - 4) bytes to spare (its last keys and words).
-constexpr std::size_t heap_alloc_per_warp(int d, int key_bytes, int lane_keys) {
-  return dway_shared_bytes_per_warp(d, key_bytes * lane_keys);
-}
-constexpr bool heap_fits_everywhere() {
-  for (int d = kMinFanIn; d <= kMaxFanIn; d *= 2)
-    for (int key_bytes = 4; key_bytes <= 8; key_bytes *= 2)
-      for (int lane_keys = 1; lane_keys <= 2; lane_keys *= 2)
-        if (heap_bytes_per_warp(d, key_bytes, lane_keys) > heap_alloc_per_warp(d, key_bytes, lane_keys)) return false;
-  return true;
-}
-static_assert(heap_fits_everywhere() && heap_bytes_per_warp(8, 4, 1) == 148 * 8 - 128);
+static_assert(heap_bytes_per_warp(8, 4, 2) == 276 * 8 - 256 && heap_bytes_per_warp(8, 8, 2) == 532 * 8 - 512);
 
 template <class IO, int K>
 struct WarpHeap {
@@ -575,11 +563,11 @@ __global__ void dway_heap_kernel(IO io, std::size_t n, std::size_t run, int d, s
   }
 }
 
-// Dynamic shared memory of a heap block; above 48 KiB the kernel must opt in (d >= 64 for int32,
-// d >= 32 with pairs).
+// Dynamic shared memory of a heap block; above 48 KiB the kernel must opt in (d = 256 for int32,
+// d >= 128 with pairs).
 template <class IO, int K>
 std::size_t heap_block_bytes(int d) {
-  const std::size_t smem = std::size_t(dway_warps_per_block(d)) * heap_alloc_per_warp(d, sizeof(typename IO::Key), K);
+  const std::size_t smem = std::size_t(dway_warps_per_block(d)) * heap_bytes_per_warp(d, sizeof(typename IO::Key), K);
   if (smem > 48 * 1024)
     GPULAB_CUDA_CHECK(cudaFuncSetAttribute(dway_heap_kernel<IO, K>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   return smem;

@@ -220,13 +220,14 @@ TEST_CASE("d-way heap: shared bytes and resident warps (004 §7.3.6)", "[cpu][mo
   for (auto [d, w] : h) CHECK(seed_resident_warps(h100, d) == w);
   const std::pair<int, int> k[] = {{2, 64}, {4, 64}, {8, 54}, {16, 25}, {32, 12}, {64, 6}, {256, 1}};
   for (auto [d, w] : k) CHECK(seed_resident_warps(k20c, d) == w);
-  const std::pair<int, int> ref[] = {{2, 64}, {16, 64}, {32, 48}, {64, 24}, {128, 12}, {256, 6}};
+  const std::pair<int, int> ref[] = {{2, 64}, {8, 64}, {16, 52}, {32, 24}, {64, 12}, {128, 6}, {256, 3}};
   for (auto [d, w] : ref) {
     CHECK(dway_shared(d).resident_warps == w);
     CHECK(dway_shared(d).resident_warps == dway_resident_warps_by_shared(d));
   }
-  CHECK(dway_shared(256, h100, 8).resident_warps == 3);  // pairs: 64-bit buffers
-  CHECK(dway_shared_bytes_per_warp(8, 4) == 148u * 8 - 128);
+  CHECK(dway_shared(256, h100, 8).resident_warps == 1);  // pairs: 64-bit buffers, 135,680 B a heap
+  CHECK(dway_shared_bytes_per_warp(8, 4) == 276u * 8 - 256);       // b = 64 (the reference)
+  CHECK(dway_shared_bytes_per_warp(8, 4, 32) == 148u * 8 - 128);  // 004's b = 32
   // The chunk rule: powers of two that divide the group, at least 8192 keys (unless the group is smaller).
   for (int d = 2; d <= 256; d *= 2)
     for (std::size_t L = 1024; L <= (std::size_t{1} << 26); L *= d) {
@@ -276,15 +277,17 @@ TEST_CASE("paths: the kernels and branches a problem reaches", "[cpu][model][pat
   const auto q = paths(Stage::merge_dway, 5000, s);
   for (const char* want : {"(key, value) pairs", "partition: 8 runs per lane", "heap blocks of 1 warp",
                            "heap shared memory above 48 KiB (opt-in)", "a group with fewer than d runs",
-                           "a run ending in a partial 32-key block", "an odd number of passes"})
+                           "a run ending in a partial 64-key block", "an odd number of passes"})
     CHECK(has(q, want));
   s.pairs = false;
+  CHECK(has(paths(Stage::merge_dway, 5000, s), "heap shared memory above 48 KiB (opt-in)"));  // 70,400 B
+  s.d = 128;
   CHECK_FALSE(has(paths(Stage::merge_dway, 5000, s), "heap shared memory above 48 KiB (opt-in)"));
   const auto r = paths(Stage::merge_dway, 9000, keys);
   for (const char* want : {"partition: 1 run per lane", "heap blocks of 2 warps", "an even number of passes",
                            "a group cut into several tasks", "a group with fewer than d runs"})
     CHECK(has(r, want));
-  CHECK_FALSE(has(paths(Stage::merge_dway, 4096, keys), "a run ending in a partial 32-key block"));
+  CHECK_FALSE(has(paths(Stage::merge_dway, 4096, keys), "a run ending in a partial 64-key block"));
 }
 
 TEST_CASE("verdicts: a tile stage's wrong output says what is wrong", "[cpu][model][verdict]") {
