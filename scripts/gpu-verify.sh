@@ -13,7 +13,7 @@
 #   scripts/gpu-verify.sh collect [SECONDS]            (waits for every chain)
 #   GPULAB_VERIFY_SYNC_GIT=1: first commit the working tree locally (a copy sent beside an older .git)
 #
-# Steps: build ctest-gpu concurrent classes selfgrade measure-scan measure-transpose
+# Steps: build ctest-gpu ctest-labs cmd concurrent classes selfgrade measure-scan measure-transpose
 #        measure-reduction batch reduction-classes
 #        trust (the trust classes of every lab), throughput (one GPU, a class: scripts/gpu-throughput-check.sh),
 #        classes-all (every GPU known-bad class of CLASS_LABS, CLASS_JOBS at once),
@@ -72,6 +72,10 @@ if [ "$mode" = steps ]; then
     case $s in
       build) run build 600 bash -c "cmake --preset gpu ${GPULAB_DEPS_PREFIX:+-DCMAKE_PREFIX_PATH=$GPULAB_DEPS_PREFIX} && cmake --build --preset gpu -j $(nproc)" || break ;;
       ctest-gpu) run ctest-gpu 600 ctest --preset gpu --output-on-failure ;;
+      # The GPU tests of some labs only (CTEST_LABELS: a ctest label regex, e.g. "radix-sort|shearsort").
+      ctest-labs) run ctest-labs 600 ctest --preset gpu -L "${CTEST_LABELS:-.}" --output-on-failure ;;
+      # Any command (VERIFY_CMD), e.g. a few `build/gpu/gpulab run` lines after a change.
+      cmd) run cmd 600 bash -c "${VERIFY_CMD:-true}" ;;
       concurrent) OUT=$L/concurrent run concurrent 900 ctest --preset gpu-slow -R 'autograder[.]concurrent[.]gpu' --output-on-failure ;;
       e2e) run e2e 900 ctest --preset gpu-slow -R 'autograder[.]e2e[.]gpu' --output-on-failure ;;
       # CLASSES / CLASS_LABS pick other known-bad classes (e.g. CLASSES="stale-output memoized-replay").
@@ -125,7 +129,7 @@ if [ "$mode" = steps ]; then
           OUT=$L/$c run "$c" 900 scripts/gpu-candidate.sh "$p" "${runs[@]}"; done ;;
       ncu-overhead) run ncu-overhead 900 $py autograder/bench/ncu_overhead.py --out "$L/ncu-overhead" ;;
       gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
-      *) sum "unknown step $s (steps: build ctest-gpu concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers goals ncu-overhead guard-cost candidate)" ;;
+      *) sum "unknown step $s (steps: build ctest-gpu ctest-labs cmd concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers goals ncu-overhead guard-cost candidate)" ;;
     esac
   done
   sum "steps done"
