@@ -100,3 +100,23 @@ class MakeBatchTest(unittest.TestCase):
                 for sub in want:
                     for f in files:   # one lab per student folder, every student file there
                         self.assertTrue((Path(tmp) / sub / "labs" / lab / f).is_file(), (sub, f))
+
+
+class MaterializeTest(unittest.TestCase):
+    def test_every_class_still_applies_to_its_base(self):
+        """A change to a reference or starter that removes a class's edited text breaks that class
+        silently until a GPU run reaches it: every class of every lab is written out here."""
+        import tempfile
+        from pathlib import Path
+        from gpulab.paths import Course
+        from tests.testdata_suite import SpecError, materialize
+        course = Course(ROOT, None)
+        broken = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for lab in sorted(p.stem for p in TESTDATA.glob("*.toml")):
+                for spec in load_specs(lab):
+                    try:
+                        materialize(course, lab, spec, Path(tmp) / lab)
+                    except SpecError as e:
+                        broken.append(f"{lab}: {e}")
+        self.assertEqual(broken, [], "\n".join(broken))
