@@ -286,9 +286,10 @@ Table model_table(const ExperimentContext& ctx) {
     const rm::Stage s = *rm::parse_stage(id);
     const rm::Problem p = rl::model_problem(ctx.base, false);
     // Sectors per written key: split-onepass writes each warp's keys of one item in two runs;
-    // digit4 from registers; onesweep after its reorder (the others: not modelled).
+    // digit4 after its reorder, per store instruction; onesweep after its reorder, per run (the
+    // others: not modelled).
     Cell sectors{};
-    if (s == rm::Stage::digit4) sectors = rm::digit4_scatter_sectors_per_key();
+    if (s == rm::Stage::digit4) sectors = rm::digit4_sorted_sectors_per_key();
     if (s == rm::Stage::onesweep) sectors = rm::expected_sectors_per_written_key(p.radix_bits, radix_sort::kOnesweepTile);
     if (s == rm::Stage::split_onepass) sectors = rm::expected_sectors_per_written_key(1, 32);
     const double x = rm::launch_bound_crossover(s, p, m.sigma_us, m.gbps);
@@ -303,20 +304,25 @@ Table model_table(const ExperimentContext& ctx) {
   t.add_note("seed 003's case (n = 2^15, K = 6): split-global " + std::to_string(rm::launches(rm::Stage::split_global, p003)) +
              " launches and " + std::to_string(rm::host_syncs(rm::Stage::split_global, p003)) + " host round trips");
   t.add_note("split-global here sorts all 32 bits (uniform keys: K = 32); " + m.note());
-  t.add_note("sectors/written key: digit4 writes from registers (~16 runs per store instruction), onesweep reorders its "
-             "tile by digit first (runs of n/2^r keys per tile); ideal 0.125");
+  t.add_note("sectors/written key: digit4 reorders each 4096-key chunk by digit and writes 32 sorted positions per store "
+             "instruction (written from registers instead, ~16 runs per instruction: " +
+             std::to_string(std::lround(1000 * rm::digit4_scatter_sectors_per_key()) / 1000.0).substr(0, 5) +
+             "); onesweep reorders its tile by digit (runs of tile/2^r keys); ideal 0.125");
   return t;
 }
 
 // ---- 7. the bank model (CPU) ---------------------------------------------------------------------------
 
-// digit4's shared-memory requests over a whole run at n (the problem's keys, u32, 32 bits: what the
-// grader's Nsight Compute run of the stage sees), for both counter layouts. The row "digit4" with
-// counters = 0 / 1 is what measure.toml's ncu sweep holds ncu to (model_excess, a whole run).
+// digit4's shared-memory requests over a whole run at n (the problem's keys, u32, 32 bits: what
+// Nsight Compute sees of the stage digit4), for both counter layouts. The row "digit4" with
+// counters = 0 / 1 is what measure.toml's ncu sweep holds ncu to (model_excess, a whole run of
+// digit4: the downsweep's reorder included). The upsweep column is the counting that the stage
+// digit4-count grades conflict-free; the reorder column is the part of the downsweep column that
+// the reorder stores make (all of it: the downsweep's other requests are conflict-free).
 Table bank_model(const ExperimentContext& ctx) {
   std::vector<Column> columns{{"stage", "stage"},          {"counters", "counters"},         {"n", "n"},
                               {"passes", "passes"},        {"upsweep_excess", "upsweep"},    {"downsweep_excess", "downsweep"},
-                              {"model_excess", "excess (run)"}, {"max_way", "max way"},      {"reorder_excess", "reorder (not done)"},
+                              {"model_excess", "excess (run)"}, {"max_way", "max way"},      {"reorder_excess", "of it: reorder"},
                               {"label", "label"}};
   Table t(columns, "radix-sort: the bank model of digit4 (excess shared wavefronts), n = " + size_name(ctx.base.n));
   struct Data {
@@ -344,21 +350,22 @@ Table bank_model(const ExperimentContext& ctx) {
         up += u.excess();
         down += w.excess();
         max_way = std::max({max_way, u.max_way, w.max_way});
-        if (layout == 0) reorder += rm::digit4_reorder_summary(*keys, KeyType::u32, 32, pass, m).excess();
+        reorder += rm::digit4_reorder_summary(*keys, KeyType::u32, 32, pass, m).excess();
       }
       t.add_row({"digit4" + d.suffix, static_cast<std::int64_t>(layout), static_cast<std::int64_t>(p.n),
                  static_cast<std::int64_t>(passes), static_cast<std::int64_t>(up), static_cast<std::int64_t>(down),
                  static_cast<std::int64_t>(up + down), static_cast<std::int64_t>(max_way),
-                 layout == 0 ? Cell{static_cast<std::int64_t>(reorder)} : Cell{},
+                 static_cast<std::int64_t>(reorder),
                  "digit4, " + std::string(layout == 0 ? "lane" : "thread") + " counters" + d.suffix});
     }
-  t.add_note("counters 0 = lane (counts[d * 32 + lane]: the stage's layout, graded conflict-free), 1 = thread "
-             "(counts[lane * 16 + d]: up to 16-way when a warp's keys share a digit)");
+  t.add_note("counters 0 = lane (counts[d * 32 + lane]: the layout digit4-count is graded conflict-free with), 1 = "
+             "thread (counts[lane * 16 + d]: up to 16-way when a warp's keys share a digit)");
   t.add_note("excess (run) = upsweep + downsweep over every pass (the spine is conflict-free); uniform keys, seed " +
              std::to_string(ctx.base.seed) + ": the keys `gpulab run --stage digit4 --n " + std::to_string(ctx.base.n) +
              "` sorts");
-  t.add_note("reorder (not done): the conflicts a local sort of each chunk in shared memory would add (a store at the "
-             "padded rank; onesweep's reorder has the same kind)");
+  t.add_note("of it: reorder = the downsweep's stores of each key at its padded rank in the chunk sorted by digit "
+             "(Satish et al.'s local sort; onesweep's reorder has the same kind): its only conflicts; the counting "
+             "(upsweep) is digit4-count's");
   t.add_note(gpu_available() ? "tiles from this GPU's SM count" : "no GPU: tiles from 132 SMs (an H100)");
   if (ctx.base.param("draw", 0) != 0) {
     // The handout's drawings: one counting step with every lane on one digit, both layouts.

@@ -362,50 +362,29 @@ RequestSummary digit4_upsweep_summary(std::span<const std::uint32_t> keys, KeyTy
   return total;
 }
 
-RequestSummary digit4_reorder_summary(std::span<const std::uint32_t> keys, KeyType type, int end_bit, int pass,
-                                      const Problem& p) {
-  RequestSummary total;
-  const std::size_t n = keys.size();
-  if (n == 0) return total;
-  Problem q = p;
-  q.n = n;
-  const std::size_t tile_size = digit4_tile_size(q), tiles = digit4_tiles(q);
-  const std::vector<std::uint32_t> in = digit4_pass_input(keys, type, pass);
-  const int shift = pass * kDigit4RadixBits, bits = pass_bits(end_bit, kDigit4RadixBits, pass);
-  std::array<bool, 32> all{};
-  all.fill(true);
-  std::vector<int> rank(kDigit4Chunk);
-  for (std::size_t g = 0; g < tiles; ++g) {
-    const std::size_t begin = g * tile_size, end = std::min(begin + tile_size, n);
-    for (std::size_t chunk = begin; chunk < end; chunk += kDigit4Chunk) {
-      const int valid = static_cast<int>(std::min<std::size_t>(kDigit4Chunk, end - chunk));
-      // The stable rank by digit; positions past `valid` carry digit 15 (the reference's padding).
-      std::array<int, kDigit4Digits> count{}, start{};
-      auto digit_at = [&](int pos) {
-        return pos < valid ? static_cast<int>(digit_of(in[chunk + pos], shift, bits)) : kDigit4Digits - 1;
-      };
-      for (int pos = 0; pos < kDigit4Chunk; ++pos) ++count[digit_at(pos)];
-      for (int d = 1; d < kDigit4Digits; ++d) start[d] = start[d - 1] + count[d - 1];
-      for (int pos = 0; pos < kDigit4Chunk; ++pos) rank[pos] = start[digit_at(pos)]++;
-      // Step 5's store: warp w, item i: lane l (thread t = 32 w + l) stores at padded(rank[16 t + i]).
-      for (int w = 0; w < kDigit4Threads / 32; ++w)
-        for (int i = 0; i < kDigit4Items; ++i)
-          add(total, word_request("rank store", [&](int l) {
-                const int r = rank[(32 * w + l) * kDigit4Items + i];
-                return r + r / 32;
-              }, all));
-    }
-  }
-  return total;
+namespace {
+
+// The stable rank of each position of a chunk by digit, positions past `valid` carrying digit 15
+// (the reference's padding: being last in the input, they rank after every real key).
+std::vector<int> chunk_ranks(std::span<const int> digit) {
+  std::array<int, kDigit4Digits> count{}, start{};
+  for (int d : digit) ++count[d];
+  for (int d = 1; d < kDigit4Digits; ++d) start[d] = start[d - 1] + count[d - 1];
+  std::vector<int> rank(digit.size());
+  for (std::size_t pos = 0; pos < digit.size(); ++pos) rank[pos] = start[digit[pos]]++;
+  return rank;
 }
 
-RequestSummary digit4_downsweep_summary(std::span<const std::uint32_t> keys, KeyType type, int end_bit, int pass,
-                                        const Problem& p) {
+// Every shared request of digit4's downsweep for one pass, in the reference's order (steps 1-6 of
+// digit4_downsweep); `only_reorder`: just step 5's reorder stores of the keys.
+RequestSummary downsweep_requests(std::span<const std::uint32_t> keys, KeyType type, int end_bit, int pass,
+                                  const Problem& p, bool only_reorder) {
   RequestSummary total;
   const std::size_t n = keys.size();
   if (n == 0) return total;
   Problem q = p;
   q.n = n;
+  const bool pairs = p.pairs && !only_reorder;
   const std::size_t tile_size = digit4_tile_size(q), tiles = digit4_tiles(q);
   const std::vector<std::uint32_t> in = digit4_pass_input(keys, type, pass);
   const int shift = pass * kDigit4RadixBits, bits = pass_bits(end_bit, kDigit4RadixBits, pass);
@@ -415,90 +394,156 @@ RequestSummary digit4_downsweep_summary(std::span<const std::uint32_t> keys, Key
   // The reference's DownsweepShared, word by word: two staged chunks (and two of values), the
   // per-thread table, the warp counts, the digit bases.
   const int values_base = 2 * kPadded;
-  const int counters_base = values_base + (p.pairs ? 2 * kPadded : 1);
+  const int counters_base = values_base + (pairs ? 2 * kPadded : 1);
   const int warp_counts_base = counters_base + kD * kT;
   const int digit_base_base = warp_counts_base + kWarps * kD;
   std::array<bool, 32> all{}, lane31{}, first16{};
   all.fill(true);
   lane31[31] = true;
   for (int l = 0; l < kD; ++l) first16[l] = true;
+  auto any = [](const std::array<bool, 32>& a) { return std::any_of(a.begin(), a.end(), [](bool x) { return x; }); };
   int slot = 0;
+  std::vector<int> digit(kDigit4Chunk);
   for (std::size_t g = 0; g < tiles; ++g) {
     const std::size_t begin = g * tile_size, end = std::min(begin + tile_size, n);
     for (std::size_t chunk = begin; chunk < end; chunk += kDigit4Chunk, slot ^= 1) {
       const int valid = static_cast<int>(std::min<std::size_t>(kDigit4Chunk, end - chunk));
-      for (int w = 0; w < kWarps; ++w) {
-        // 1. The striped copy (cp.async, 4 bytes a lane): word j * 256 + t to its padded place.
-        for (int j = 0; j < kI; ++j) {
-          std::array<bool, 32> active{};
-          for (int l = 0; l < 32; ++l) active[l] = j * kT + 32 * w + l < valid;
-          if (std::none_of(active.begin(), active.end(), [](bool a) { return a; })) continue;
-          auto word = [&](int l) { return slot * kPadded + padded(j * kT + 32 * w + l); };
-          add(total, word_request("stage keys", word, active));
-          if (p.pairs) add(total, word_request("stage values", [&](int l) { return values_base + word(l); }, active));
-        }
-        // 2. Blocked reads: item i of thread t is chunk word 16 t + i (every item, valid or not).
-        for (int i = 0; i < kI; ++i) {
-          auto word = [&](int l) { return slot * kPadded + padded((32 * w + l) * kI + i); };
-          add(total, word_request("blocked key load", word, all));
-          if (p.pairs) add(total, word_request("blocked value load", [&](int l) { return values_base + word(l); }, all));
-        }
-        // 3. Lane 31 stores the warp's two totals of each digit pair.
-        for (int d = 0; d < kD; ++d)
-          add(total, word_request("warp total store", [&](int) { return warp_counts_base + w * kD + d; }, lane31));
-      }
-      // 4. Warp 0, lanes 0..15: the warps' counts, then their offsets, and the digit bases.
-      for (int w = 0; w < kWarps; ++w)
-        add(total, word_request("warp count load", [&](int l) { return warp_counts_base + w * kD + l; }, first16));
-      for (int w = 0; w < kWarps; ++w)
-        add(total, word_request("warp offset store", [&](int l) { return warp_counts_base + w * kD + l; }, first16));
-      add(total, word_request("digit base store", [&](int l) { return digit_base_base + l; }, first16));
-      // 5. The per-thread table (column t), then per item its data-dependent reads.
-      std::vector<int> digit(kDigit4Chunk);
+      const int half = slot * kPadded;
       for (int pos = 0; pos < kDigit4Chunk; ++pos)
         digit[pos] = pos < valid ? static_cast<int>(digit_of(in[chunk + pos], shift, bits)) : kD - 1;
-      for (int w = 0; w < kWarps; ++w) {
-        for (int d = 0; d < kD; ++d) {
-          add(total, word_request("warp offset load", [&](int) { return warp_counts_base + w * kD + d; }, all));
-          add(total, word_request("table store", [&](int l) { return counters_base + d * kT + 32 * w + l; }, all));
+      const std::vector<int> rank = chunk_ranks(digit);
+      if (!only_reorder) {
+        for (int w = 0; w < kWarps; ++w) {
+          // 1. The striped copy (cp.async, 4 bytes a lane): word j * 256 + t to its padded place.
+          for (int j = 0; j < kI; ++j) {
+            std::array<bool, 32> active{};
+            for (int l = 0; l < 32; ++l) active[l] = j * kT + 32 * w + l < valid;
+            if (!any(active)) continue;
+            auto word = [&](int l) { return half + padded(j * kT + 32 * w + l); };
+            add(total, word_request("stage keys", word, active));
+            if (pairs) add(total, word_request("stage values", [&](int l) { return values_base + word(l); }, active));
+          }
+          // 2. Blocked reads: item i of thread t is chunk word 16 t + i (every item, valid or not).
+          for (int i = 0; i < kI; ++i) {
+            auto word = [&](int l) { return half + padded((32 * w + l) * kI + i); };
+            add(total, word_request("blocked key load", word, all));
+            if (pairs) add(total, word_request("blocked value load", [&](int l) { return values_base + word(l); }, all));
+          }
+          // 3. Lane 31 stores the warp's two totals of each digit pair.
+          for (int d = 0; d < kD; ++d)
+            add(total, word_request("warp total store", [&](int) { return warp_counts_base + w * kD + d; }, lane31));
         }
+        // 4. Warp 0, lanes 0..15: the warps' counts, then their offsets, and the digit bases.
+        for (int w = 0; w < kWarps; ++w)
+          add(total, word_request("warp count load", [&](int l) { return warp_counts_base + w * kD + l; }, first16));
+        for (int w = 0; w < kWarps; ++w)
+          add(total, word_request("warp offset store", [&](int l) { return warp_counts_base + w * kD + l; }, first16));
+        add(total, word_request("digit base store", [&](int l) { return digit_base_base + l; }, first16));
+      }
+      // 5. The per-thread table (column t), then per item its data-dependent read and the reorder:
+      //    the key (and value) stored at its padded rank in the chunk's own half (keys past n are not
+      //    stored). The reorder stores are the only requests whose bank depends on the keys.
+      for (int w = 0; w < kWarps; ++w) {
+        if (!only_reorder)
+          for (int d = 0; d < kD; ++d) {
+            add(total, word_request("warp offset load", [&](int) { return warp_counts_base + w * kD + d; }, all));
+            add(total, word_request("table store", [&](int l) { return counters_base + d * kT + 32 * w + l; }, all));
+          }
         for (int i = 0; i < kI; ++i) {
           std::array<bool, 32> active{};
           for (int l = 0; l < 32; ++l) active[l] = (32 * w + l) * kI + i < valid;
-          if (std::none_of(active.begin(), active.end(), [](bool a) { return a; })) continue;
-          auto d_of = [&](int l) { return digit[(32 * w + l) * kI + i]; };
-          add(total, word_request("table load", [&](int l) { return counters_base + d_of(l) * kT + 32 * w + l; }, active));
-          add(total, word_request("digit base load", [&](int l) { return digit_base_base + d_of(l); }, active));
+          if (!any(active)) continue;
+          auto pos = [&](int l) { return (32 * w + l) * kI + i; };
+          auto sorted_word = [&](int l) { return half + padded(rank[pos(l)]); };
+          if (!only_reorder)
+            add(total, word_request("table load", [&](int l) { return counters_base + digit[pos(l)] * kT + 32 * w + l; }, active));
+          add(total, word_request("reorder key store", sorted_word, active));
+          if (pairs) add(total, word_request("reorder value store", [&](int l) { return values_base + sorted_word(l); }, active));
         }
       }
+      if (only_reorder) continue;
+      // 6. The write-out: thread t reads sorted positions j * 256 + t (< valid), and its digit's base.
+      std::vector<int> sorted_digit(kDigit4Chunk);
+      for (int pos = 0; pos < kDigit4Chunk; ++pos) sorted_digit[rank[pos]] = digit[pos];
+      for (int w = 0; w < kWarps; ++w)
+        for (int j = 0; j < kI; ++j) {
+          std::array<bool, 32> active{};
+          for (int l = 0; l < 32; ++l) active[l] = j * kT + 32 * w + l < valid;
+          if (!any(active)) continue;
+          auto word = [&](int l) { return half + padded(j * kT + 32 * w + l); };
+          add(total, word_request("sorted key load", word, active));
+          add(total, word_request("digit base load", [&](int l) { return digit_base_base + sorted_digit[j * kT + 32 * w + l]; }, active));
+          if (pairs) add(total, word_request("sorted value load", [&](int l) { return values_base + word(l); }, active));
+        }
     }
   }
   return total;
 }
 
-double digit4_scatter_sectors_per_key(int chunks, std::uint64_t seed) {
+}  // namespace
+
+RequestSummary digit4_reorder_summary(std::span<const std::uint32_t> keys, KeyType type, int end_bit, int pass,
+                                      const Problem& p) {
+  return downsweep_requests(keys, type, end_bit, pass, p, true);
+}
+
+RequestSummary digit4_downsweep_summary(std::span<const std::uint32_t> keys, KeyType type, int end_bit, int pass,
+                                        const Problem& p) {
+  return downsweep_requests(keys, type, end_bit, pass, p, false);
+}
+
+namespace {
+
+// Sectors per written key of digit4's downsweep over `chunks` chunks of uniform random digits, one
+// warp store instruction at a time. Each digit's run of a chunk starts at a random word of its first
+// sector (the run continues the digit's run of the chunk before, whose length is random), far from
+// the other digits' runs. `lane_position(w, i, l)`: the chunk position (in input order) that lane l
+// of warp w writes with store instruction i; `sorted`: that position is one of the chunk sorted by
+// digit (the reorder), else of the chunk as loaded.
+template <class LanePosition>
+double write_sectors_per_key(int chunks, std::uint64_t seed, bool sorted, LanePosition lane_position) {
   gpulab::SplitMix64 rng{seed};
   constexpr int kT = kDigit4Threads, kD = kDigit4Digits, kI = kDigit4Items;
   double sectors = 0, keys = 0;
   for (int c = 0; c < chunks; ++c) {
-    std::vector<int> digit(kDigit4Chunk), rank(kDigit4Chunk);
-    std::array<int, kD> count{};
-    for (int pos = 0; pos < kDigit4Chunk; ++pos) rank[pos] = count[digit[pos] = static_cast<int>(rng.below(kD))]++;
-    // Digit d's run of this chunk starts at a random word of its first sector, far from the others.
+    std::vector<int> digit(kDigit4Chunk);
+    for (int& d : digit) d = static_cast<int>(rng.below(kD));
+    const std::vector<int> rank = chunk_ranks(digit);
+    std::array<int, kD> first_rank{};  // digit d's first place in the chunk sorted by digit
+    first_rank.fill(kDigit4Chunk);
+    for (int pos = 0; pos < kDigit4Chunk; ++pos) first_rank[digit[pos]] = std::min(first_rank[digit[pos]], rank[pos]);
+    std::vector<int> sorted_digit(kDigit4Chunk);
+    for (int pos = 0; pos < kDigit4Chunk; ++pos) sorted_digit[rank[pos]] = digit[pos];
     std::array<std::uint64_t, kD> base{};
     for (int d = 0; d < kD; ++d) base[d] = (static_cast<std::uint64_t>(d) << 32) + rng.below(8);
     for (int w = 0; w < kT / 32; ++w)
-      for (int i = 0; i < kI; ++i) {  // one store instruction: lane l writes item i of thread 32 w + l
+      for (int i = 0; i < kI; ++i) {
         std::set<std::uint64_t> touched;
         for (int l = 0; l < 32; ++l) {
-          const int pos = (32 * w + l) * kI + i;
-          touched.insert((base[digit[pos]] + static_cast<std::uint64_t>(rank[pos])) / 8);
+          const int pos = lane_position(w, i, l);
+          const int d = sorted ? sorted_digit[pos] : digit[pos];
+          const int r = sorted ? pos : rank[pos];  // the key's place in the chunk sorted by digit
+          touched.insert((base[d] + static_cast<std::uint64_t>(r - first_rank[d])) / 8);
         }
         sectors += static_cast<double>(touched.size());
         keys += 32;
       }
   }
   return sectors / keys;
+}
+
+}  // namespace
+
+double digit4_scatter_sectors_per_key(int chunks, std::uint64_t seed) {
+  // Store instruction i of warp w: lane l writes item i of thread 32 w + l, chunk position 16 t + i.
+  return write_sectors_per_key(chunks, seed, false,
+                               [](int w, int i, int l) { return (32 * w + l) * kDigit4Items + i; });
+}
+
+double digit4_sorted_sectors_per_key(int chunks, std::uint64_t seed) {
+  // Store instruction j of warp w: lane l writes sorted position j * 256 + 32 w + l.
+  return write_sectors_per_key(chunks, seed, true,
+                               [](int w, int j, int l) { return j * kDigit4Threads + 32 * w + l; });
 }
 
 // ---- paths --------------------------------------------------------------------------------------------

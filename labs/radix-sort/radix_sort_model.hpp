@@ -1,7 +1,8 @@
 // The radix-sort lab's CPU side: the problem -- inputs, the oracle every stage is checked against
 // and its verdict (radix_sort_problem.cpp) -- and the model of each stage (radix_sort_model.cpp):
 // launches R, host synchronisations, global bytes per key, scatter sectors, shared memory, the
-// paths a problem reaches, with the bank model of digit4's counting and ranking. Part of the harness: do not edit. Host code only (C++20).
+// paths a problem reaches, with the bank model of digit4's counting, ranking and reorder. Part of the
+// harness: do not edit. Host code only (C++20).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -199,10 +200,17 @@ double launch_bound_crossover(Stage s, Problem p, double sigma_us, double gbps);
 // digit's keys are one run of L ~ Binomial(tile_keys, 2^-r) keys at a random 4-byte offset in its
 // first sector. Ideal: 1/8.
 double expected_sectors_per_written_key(int radix_bits, int tile_keys);
-// The same for digit4's downsweep, which writes each key straight from its register (no reorder):
-// a warp's store instruction holds one key of each lane (lane l: chunk position 16 l + i), so its
-// 32 keys fall into ~16 runs; simulated over `chunks` chunks of uniform random digits (seeded).
+// The same for digit4's downsweep, per warp store instruction, simulated over `chunks` chunks of
+// uniform random digits (seeded); each digit's run of a chunk starts at a random word of a sector.
+//   scatter: each key written straight from its register (the design without a reorder): a store
+//            instruction holds item i of each lane (lane l: chunk position 16 l + i), so its 32 keys
+//            fall into ~16 runs (~0.84);
+//   sorted:  the reference's: the chunk reordered by digit in shared memory first, a store
+//            instruction writes 32 consecutive positions of the sorted chunk: one or two runs (~0.155).
+// Per instruction, not per run as expected_sectors_per_written_key: a run split over instructions
+// pays its partial sectors in each (L1 -> L2 store sectors; L2 may merge them before DRAM).
 double digit4_scatter_sectors_per_key(int chunks = 8, std::uint64_t seed = 1);
+double digit4_sorted_sectors_per_key(int chunks = 8, std::uint64_t seed = 1);
 // Per-lane digit counters for a warp: 2^r x 32 x 4 bytes (r = 4: 2 KB; r = 8: 32 KB, too many).
 int counter_bytes_per_warp(int radix_bits);
 // Dynamic shared bytes per block of the reference kernels.
@@ -223,22 +231,27 @@ int counter_word(CounterLayout layout, int radix_bits, int lane, int digit);
 // lane_digits[l] < 0: lane l inactive).
 std::vector<Request> digit_count_requests(int radix_bits, CounterLayout layout, std::span<const int> lane_digits);
 
-// digit4's upsweep over the whole input for one pass: every shared request of every warp (counter
-// clears, counting steps, the warps' reads of their counters, the warp totals, the block sum), with
-// the access widths of the reference's SASS. Its excess is what ncu's
-// memory_l1_wavefronts_shared_excessive should count for that launch.
+// digit4's upsweep (digit4_count) over the whole input for one pass of digit4: every shared request
+// of every warp (counter clears, counting steps, the warps' reads of their counters, the warp
+// totals, the block sum), with the access widths of the reference's SASS. Its excess is what ncu's
+// memory_l1_wavefronts_shared_excessive should count for that launch. (The stage digit4-count counts
+// the unsorted input at every shift instead: the same 0 with per-lane counters, other counts with
+// per-thread ones.)
 RequestSummary digit4_upsweep_summary(std::span<const std::uint32_t> keys, KeyType type, int end_bit, int pass,
                                       const Problem& p, CounterLayout layout);
-// digit4's downsweep for one pass: every shared request of the reference (the striped staging of
-// each chunk, the blocked reads, the warp totals, the per-thread table's stores and its
-// data-dependent reads, the digit bases), `keys` being the original keys (the pass's input, sorted
-// stably by the lower passes' bits, is computed here). 0 excess by construction, for any keys.
+// digit4's downsweep for one pass: every shared request of the reference, steps 1-6 of
+// digit4_downsweep (the striped staging of each chunk, the blocked reads, the warp totals, warp 0's
+// offsets and digit bases, the per-thread table's stores and its data-dependent reads, the reorder
+// stores of keys and values, the write-out's reads of the sorted chunk and of the digit bases),
+// `keys` being the original keys (the pass's input, sorted stably by the lower passes' bits, is
+// computed here). All of it is conflict-free for any keys but the reorder stores: its excess is
+// digit4_reorder_summary's, twice that with pairs (the values' stores hit the same banks).
 RequestSummary digit4_downsweep_summary(std::span<const std::uint32_t> keys, KeyType type, int end_bit, int pass,
                                         const Problem& p);
-// What the downsweep does not do: reorder the chunk by digit in shared memory (store key i at its
-// padded rank, one word per 32 of padding). The conflicts that store would have, summed over the
-// pass (Satish et al.'s local sort; onesweep's step 5 has the same kind): ~2.4 excess per request for
-// uniform keys, 0 for equal keys.
+// The downsweep's reorder stores of the keys alone (step 5: key i stored at its padded rank in the
+// chunk sorted by digit, one pad word per 32; keys past n are not stored), summed over the pass:
+// Satish et al.'s local sort, the kind onesweep's reorder has too. ~2.4 excess per request for
+// uniform keys, 0 for equal keys (the padding: unpadded, equal keys would go 16-way).
 RequestSummary digit4_reorder_summary(std::span<const std::uint32_t> keys, KeyType type, int end_bit, int pass,
                                       const Problem& p);
 

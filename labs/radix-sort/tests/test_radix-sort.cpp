@@ -295,10 +295,15 @@ TEST_CASE("scatter sectors per written key, counters and shared memory per block
   CHECK(os < 0.2);
   CHECK(m::expected_sectors_per_written_key(1, kSplitTile) == Approx(0.125).epsilon(0.01));
   CHECK(m::expected_sectors_per_written_key(8, 256) > 0.5);
-  // digit4 writes from registers: a store instruction's 32 keys fall into ~16 runs.
+  // digit4 from registers: a store instruction's 32 keys fall into ~16 runs.
   const double d4 = m::digit4_scatter_sectors_per_key();
   CHECK(d4 > 0.5);
   CHECK(d4 <= 1.0);
+  // digit4 reordered (the reference): 32 consecutive sorted positions, 4 or 5 sectors, rarely two runs.
+  const double d4_sorted = m::digit4_sorted_sectors_per_key();
+  CHECK(d4_sorted > 4.0 / 32);
+  CHECK(d4_sorted < 0.17);
+  CHECK(d4_sorted < d4 / 4);
   CHECK(m::digit4_downsweep_shared_bytes(false) > 48 * 1024);  // the double-buffered stage needs the opt-in
   CHECK(2 * (m::digit4_downsweep_shared_bytes(true) + 1024) <= 228 * 1024);
   CHECK(2 * (m::onesweep_pass_shared_bytes(8, true) + 1024) <= 228 * 1024);
@@ -351,27 +356,33 @@ TEST_CASE("digit4 upsweep, per-thread counters, one chunk of equal keys: 7680 ex
   CHECK(s.max_way == 16);
 }
 
-TEST_CASE("digit4 downsweep: conflict-free for any keys; a reorder in shared memory would not be", "[cpu][bank-model]") {
+TEST_CASE("digit4 downsweep: only the reorder stores conflict, ~2.4 excess per request, none for equal keys", "[cpu][bank-model]") {
   for (bool pairs : {false, true})
     for (auto d : {m::KeyDistribution::uniform, m::KeyDistribution::all_equal, m::KeyDistribution::few_unique}) {
       m::Problem p;
       p.pairs = pairs;
       p.multiprocessors = 2;  // several chunks per tile: both halves of the double-buffered stage
-      const auto keys = m::make_keys(d, 30011, 1, KeyType::u32);
+      const auto keys = m::make_keys(d, 30011, 1, KeyType::u32);  // a partial chunk: keys past n not stored
       for (int pass : {0, 5}) {
         const auto s = m::digit4_downsweep_summary(keys, KeyType::u32, 32, pass, p);
+        const auto r = m::digit4_reorder_summary(keys, KeyType::u32, 32, pass, p);
         INFO(m::to_string(d) << " pass " << pass << " pairs " << pairs);
-        CHECK(s.excess() == 0);
-        CHECK(s.requests > 0);
+        CHECK(s.excess() == (pairs ? 2 : 1) * r.excess());  // the values' stores hit the keys' banks
+        CHECK(s.requests > r.requests);
+        if (d == m::KeyDistribution::all_equal) {
+          CHECK(s.excess() == 0);
+        } else {
+          CHECK(r.excess() > 0);
+        }
       }
     }
   m::Problem p;
-  const auto equal = m::make_keys(m::KeyDistribution::all_equal, 20000, 1, KeyType::u32);
-  CHECK(m::digit4_reorder_summary(equal, KeyType::u32, 32, 0, p).excess() == 0);
   const auto uniform = m::make_keys(m::KeyDistribution::uniform, 20000, 1, KeyType::u32);
   const auto s = m::digit4_reorder_summary(uniform, KeyType::u32, 32, 0, p);
   CHECK(s.requests == 5 * 128);  // 5 chunks (20000 keys, one tile) x 8 warps x 16 items
-  CHECK(s.excess() > 0);
+  const double per_request = static_cast<double>(s.excess()) / static_cast<double>(s.requests);
+  CHECK(per_request > 2.2);
+  CHECK(per_request < 2.6);
 }
 
 // ================================ paths ================================
@@ -524,12 +535,16 @@ TEST_CASE("experiments without a GPU: the model and the bank model", "[cpu][expe
   for (const auto& row : bank.rows()) {
     if (std::get<std::string>(row[0]) != "digit4") continue;
     const auto counters = std::get<std::int64_t>(row[1]);
-    const auto excess = std::get<std::int64_t>(row[6]);
+    const auto upsweep = std::get<std::int64_t>(row[4]), downsweep = std::get<std::int64_t>(row[5]);
+    const auto excess = std::get<std::int64_t>(row[6]), reorder = std::get<std::int64_t>(row[8]);
+    CHECK(excess == upsweep + downsweep);
+    CHECK(downsweep == reorder);  // the reorder stores are the downsweep's only conflicts
+    CHECK(reorder > 0);
     if (counters == 0) {
       lane_row = true;
-      CHECK(excess == 0);  // the graded layout: conflict-free
+      CHECK(upsweep == 0);  // the counting's graded layout (digit4-count): conflict-free
     } else {
-      CHECK(excess > 0);  // per-thread counters conflict on uniform digits too
+      CHECK(upsweep > 0);  // per-thread counters conflict on uniform digits too
     }
   }
   CHECK(lane_row);
