@@ -112,8 +112,9 @@ Table d_sweep(const ExperimentContext& ctx) {
   Table t = sweep(ctx, s);
   t.add_note("model bytes: 2 x 4n x (1 + passes) (004 Fig. 17 measured global traffic with nvprof; ncu's dram__bytes "
              "metrics measure it on sm_90)");
-  t.add_note("warps/SM: heap warps resident per SM by shared memory (the reference's buffers and bookkeeping, 1 KiB "
-             "per block, <= 32 blocks); seed warps/SM: 004 §7.3.6's count, min(64, 228 KiB / 128 (d - 1) B)");
+  t.add_note("warps/SM: heap warps resident per SM by shared memory (the reference's 64-key buffers, head words and "
+             "cursors, shearsort.cuh; 1 KiB per block, <= 32 blocks); seed warps/SM: 004 §7.3.6's count at b = 32, "
+             "min(64, 228 KiB / 128 (d - 1) B)");
   t.add_note("vs pairwise = merge-pairwise's time / merge-dway's time (> 1: d-way is faster); 004's optimum on a K20c "
              "was d = 4 (Fig. 18)");
   return t;
@@ -231,8 +232,9 @@ Table heap_model(const ExperimentContext& ctx) {
   t.add_note("passes: ceil(log_d(n / 1024)) from the lab's tiles; 004 passes: ceil(log_d(n / 32)) from 004's b-key blocks; "
              "model bytes 2 x 4n x (1 + passes)");
   t.add_note("merge steps: 004 §7.4.1's (n / b) log2 d 6 passes -- about (n / b) 6 log2(n / b) whatever d is");
-  t.add_note("seed: 4 b (d - 1) bytes a warp, min(64, shared per SM / that) warps (K20c 48 KiB, H100 228 KiB); ref: "
-             "the reference's buffers + bookkeeping (shearsort.cuh), 1 KiB reserved per block, <= 32 blocks per SM");
+  t.add_note("seed: 4 b (d - 1) bytes a warp at b = 32, min(64, shared per SM / that) warps (K20c 48 KiB, H100 228 KiB); "
+             "ref: the reference's b = 64 buffers + head words + cursors (shearsort.cuh's dway_shared_bytes_per_warp), "
+             "1 KiB reserved per block, <= 32 blocks per SM");
   return t;
 }
 
