@@ -300,6 +300,19 @@ class GradingTest(FakeGrading, unittest.TestCase):
         self.assertEqual(sub.points, sub.max_points - 4)
         self.assertIn("42", " ".join(shared.checks["conflict_free"].details))
 
+    def test_no_kernel_in_the_stage_range_earns_no_conflict_points(self):
+        # A stage computed on the host (or launched from another thread) has no kernel in its range:
+        # the fallback profile sees only the harness's kernels, or none; 0 excess there is not the
+        # stage's (radix-sort's untimed digit4-count would otherwise keep 6 points for host code).
+        for empty in ("range", "all"):
+            with self.subTest(empty), env(FAKE_NCU_RANGE_EMPTY=empty):
+                sub = self.grade(GOOD)
+                c = self.stage(sub, "shared").checks["conflict_free"]
+                self.assertEqual((c.status, c.points), ("fail", 0))
+                self.assertIn("no kernel ran inside the stage's NVTX range gpulab:shared", c.summary)
+                self.assertIn("own kernels", c.fix)
+                self.assertEqual(sub.points, sub.max_points - 4)
+
     def test_ncu_without_permission_is_not_run(self):
         with env(FAKE_NCU_PERM="1"):
             sub = self.grade(GOOD)

@@ -172,6 +172,14 @@ def _verdict(lr: LabRun, sid: str, pts: float, profiled: ncu_report.ConflictRepo
     check = Check("conflict_free", max_points=pts, data={"report": rep.to_json()})
     if not rep.measured:
         check.status, check.summary, check.fix = NOT_RUN, rep.reason, rep.fix
+    elif rep.outside_range:
+        # Conflict-free points are for the stage's own shared-memory code: a stage computed on the
+        # host, or whose kernels run outside its range (another host thread, a popped range), shows
+        # only the harness's kernels here, or none.
+        check.status = FAIL
+        check.summary = f"no kernel ran inside the stage's NVTX range gpulab:{sid}: nothing of the stage's own to check"
+        check.fix = ("compute the stage with your own kernels, launched on the default stream from the "
+                     "stage's function (not on the host, not from another thread)")
     elif rep.total_excessive == 0:
         check.status, check.points, check.summary = PASS, pts, "0 excess shared wavefronts"
     else:

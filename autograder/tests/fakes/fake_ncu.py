@@ -2,7 +2,8 @@
 """A stand-in for ncu: profiling writes an empty report; --import prints the fixture pages named
 by FAKE_NCU_SOURCE / FAKE_NCU_DETAILS; FAKE_NCU_PERM=1 fails like a machine without counter access.
 A Source Counters profile (--export) appends "profile-start <stage> <time> <pid>" to FAKE_NCU_EVENTS_LOG
-and takes FAKE_NCU_PROFILE_SECONDS."""
+and takes FAKE_NCU_PROFILE_SECONDS; FAKE_NCU_RANGE_EMPTY=range|all profiles no kernel in the stage's range
+(or in the run)."""
 import os
 import sys
 
@@ -77,6 +78,12 @@ if "--metrics" in args and "gpu__time_duration.sum" in args:
         print(",".join(cells + ['"gpu__time_duration.sum"', '"msecond"', f'"{"0.001" if ms == "none" else ms}"']))
     sys.exit(0)
 if "--export" in args:
+    # FAKE_NCU_RANGE_EMPTY=range: no kernel in the stage's NVTX range (a stage computed on the host),
+    # the harness's kernels outside it; =all: no kernel in the whole run either.
+    empty = os.environ.get("FAKE_NCU_RANGE_EMPTY")
+    if empty == "all" or (empty == "range" and any(a.startswith("--nvtx-include") for a in args)):
+        print("==WARNING== No kernels were profiled.")
+        sys.exit(0)
     if os.environ.get("FAKE_NCU_EVENTS_LOG"):
         import time
         with open(os.environ["FAKE_NCU_EVENTS_LOG"], "a") as f:

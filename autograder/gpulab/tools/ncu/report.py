@@ -24,6 +24,10 @@ class ConflictReport:
     reason: str = ""   # not run: why
     fix: str = ""      # not run: what to do, one line
     notes: list[str] = field(default_factory=list)
+    # No kernel ran inside the stage's NVTX range: the report is the whole run's (the harness's
+    # kernels) or empty. Nothing in it is the stage's own shared-memory code, so a grade gives it no
+    # conflict-free points (checks/conflicts.py); `gpulab conflicts` still shows it, with the note.
+    outside_range: bool = False
 
     @property
     def conflict_free(self) -> bool:

@@ -188,6 +188,7 @@ class ProfiledStage:
     notes: list[str]
     timeout: float
     ncu: Path
+    outside_range: bool = False   # no kernel ran inside the stage's range: every kernel was profiled
 
 
 def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
@@ -251,7 +252,8 @@ def profile_stage_conflicts(runner: Path, stage: str, size_arg: str, work: Path,
         if res.cancelled:
             return ConflictReport.not_run(stage, PROFILE_CANCELLED)
         if "No kernels were profiled" in out:
-            return ConflictReport(stage, True, 0, 0, notes=notes + ["the stage launched no kernel"])
+            return ConflictReport(stage, True, 0, 0, notes=notes + ["the stage launched no kernel"],
+                                  outside_range=True)
     report_file = rep.with_name(rep.name + ".ncu-rep")
     if scratch is not None and report_file.is_file() and not report_file.is_symlink():
         report_file = Path(shutil.move(report_file, work / report_file.name))
@@ -259,7 +261,7 @@ def profile_stage_conflicts(runner: Path, stage: str, size_arg: str, work: Path,
         last = (out.strip().splitlines() or ["no output"])[-1]
         return ConflictReport.not_run(stage, f"ncu wrote no report ({res.describe_exit()}): {last[:200]}",
                                       f"see {log}")
-    return ProfiledStage(stage, report_file, work, log, notes, timeout, ncu)
+    return ProfiledStage(stage, report_file, work, log, notes, timeout, ncu, outside_range=bool(notes))
 
 
 # The pages a verdict reads, each one `ncu --import` (about 0.5-1.2 s each on the H200 machine).
@@ -306,4 +308,5 @@ def read_conflicts(profiled: ProfiledStage, import_wrapper: list[str] | None = N
         alt = build_report(stage, res.stdout, pages["details"], profiled.notes, raw_csv=pages["raw"])
         if alt.lines:
             rep = alt
+    rep.outside_range = profiled.outside_range
     return rep
