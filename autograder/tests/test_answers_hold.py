@@ -338,6 +338,11 @@ class RadixSortAnswers(unittest.TestCase):
         self.assertAlmostEqual(per_pass / 1e6, 438, delta=0.5)
         self.assertAlmostEqual(per_pass / 3e9, 0.146, places=3)
         self.assertAlmostEqual(2.11 / 8 - 0.563 / 4, 0.12, places=2)
+        # The reorder (2026-11-29): 0.156 sectors, 4.875 on average per 32 keys, at 2^26 on the H200.
+        self.assertAlmostEqual((7 * 5 + 4) / 8, 4.875)
+        self.assertAlmostEqual((0.844 - 0.156) * 32 * 2 ** 26 / 1e9, 1.48, places=2)
+        self.assertAlmostEqual((0.844 - 0.156) * 32 * 2 ** 26 / 4180e6, 0.353, places=3)
+        self.assertAlmostEqual((6.76 - 3.14) / 8, 0.45, places=2)
 
     def test_question_8_digit_width(self):
         tiles = math.ceil(2 ** 26 / 7680)
@@ -467,10 +472,10 @@ class ShearSortAnswers(unittest.TestCase):
         self.assertEqual(keys, [(0, ""), (1, "b"), (1, "a"), (2, "")])
 
     def test_question_7_a100_warps(self):
-        def warps(d):
-            per_warp = 148 * d - 128
+        def warps(d, per_warp):
             return max(min(64, min(167936 // (h * per_warp + 1024), 32) * h) for h in (1, 2, 4))
-        self.assertEqual([warps(d) for d in (16, 32, 64, 128, 256)], [64, 32, 16, 8, 4])
+        self.assertEqual([warps(d, 148 * d - 128) for d in (16, 32, 64, 128, 256)], [64, 32, 16, 8, 4])  # b = 32
+        self.assertEqual([warps(d, 276 * d - 256) for d in (16, 32, 64, 128, 256)], [36, 18, 9, 4, 2])   # b = 64
         self.assertEqual([min(64, 167936 // (128 * (d - 1))) for d in (16, 32, 64, 128, 256)], [64, 42, 20, 10, 5])
 
     def test_question_8_partition_bound(self):

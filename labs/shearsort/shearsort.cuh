@@ -113,10 +113,10 @@ inline constexpr int kMergeTile = kMergeThreads * kMergeItems;  // 2048
 
 // merge-dway (seed 004 §7.3): one warp merges up to d runs with a heap of d - 1 internal nodes,
 // each with a sorted buffer of b keys in shared memory (004's "recursive" variant with b-key
-// buffers; 004 takes b = w = 32, the reference b = kDwayBufferKeys = 64, two keys a lane, so that one
-// walk down the heap serves 64 outputs), plus one 64-bit head word for every node j in [2, 2d) (the
-// last key it passed up, or "not started" / "exhausted"; indices 0 and 1 unused, so siblings 2j,
-// 2j + 1 share 16 bytes) and a read cursor for every leaf. d is a power of two in [2, 256].
+// buffers; 004 takes b = w = 32, the reference b = kDwayBufferKeys = 64, two keys a lane), plus one
+// 64-bit head word for every node j in [2, 2d) (the last key it passed up, or "not started" /
+// "exhausted"; indices 0 and 1 unused, so siblings 2j, 2j + 1 share 16 bytes) and a read cursor
+// for every leaf. d is a power of two in [2, 256].
 inline constexpr int kMinFanIn = 2;
 inline constexpr int kMaxFanIn = 256;
 inline constexpr int kDwayBufferKeys = 64;
