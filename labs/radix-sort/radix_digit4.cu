@@ -10,7 +10,8 @@
 // gpulab::not_implemented(...) with your code; the interface is radix_sort.cuh.
 //
 // digit4_count is round 1, a stage of its own (digit4-count), and the part graded conflict-free:
-// Nsight Compute, every shared-memory access of every kernel it launches. sort_digit4 calls it for
+// Nsight Compute, every shared-memory access of every kernel it launches (a count done on the host
+// launches none: nothing to check, no points). sort_digit4 calls it for
 // round 1 of every pass. The downsweep may stage or reorder each chunk by digit in shared memory
 // (Satish, Harris & Garland's local sort): its conflicts are yours to weigh against the global
 // sectors it saves (`gpulab conflicts radix-sort --stage digit4` reports them; the grade does not
