@@ -5,7 +5,8 @@ editor's scratch file) ever reaches students. Outside a git checkout (the Grades
 has no .git, builds its grading workspace from this export too) every file is taken except the
 excluded folders below; `gpulab handout` itself refuses to run there (handout_check.py).
 
-Left out: solutions/, the hidden tests (autograder/hidden/), the instructors' benches (autograder/bench/), the bad-submission suite
+Left out: solutions/, the hidden tests (autograder/hidden/), the instructors' benches (autograder/bench/) and simulations
+of references (autograder/sim/), the bad-submission suite
 (autograder/testdata/, it contains near-solutions), the grader's own tests (autograder/tests/: their
 fixtures are tool output captured from the reference and quote its source), the measurement logs
 under labs/*/results/ (compute-sanitizer and ncu logs quote the reference's lines), build trees,
@@ -37,7 +38,7 @@ from gpulab.errors import GpulabError
 EXCLUDED_DIRS = {".git", "build", ".deps", ".device-out", "solutions", "submissions", "__pycache__",
                  ".cache", ".vscode", ".idea", "node_modules", "gpulab-grade"}
 EXCLUDED_PATHS = {PurePosixPath("autograder/hidden"), PurePosixPath("autograder/testdata"),
-                  PurePosixPath("autograder/bench"), PurePosixPath("autograder/tests"),
+                  PurePosixPath("autograder/bench"), PurePosixPath("autograder/tests"), PurePosixPath("autograder/sim"),
                   PurePosixPath("autograder/handout"), PurePosixPath("autograder/answers"),
                   PurePosixPath("common/template"), PurePosixPath("README.md"),
                   PurePosixPath("scripts/handout-selfgrade-gpu.sh")}
