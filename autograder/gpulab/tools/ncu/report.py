@@ -31,7 +31,7 @@ class ConflictReport:
 
     @property
     def conflict_free(self) -> bool:
-        return self.measured and self.total_excessive == 0
+        return self.measured and self.total_excessive == 0 and not self.outside_range
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)

@@ -245,7 +245,8 @@ def profile_stage_conflicts(runner: Path, stage: str, size_arg: str, work: Path,
     if diag:
         return ConflictReport.not_run(stage, *diag)
     if "No kernels were profiled" in out:
-        notes.append("no kernel matched the NVTX range gpulab:%s; profiled every kernel of the run instead" % stage)
+        notes.append("no kernel matched the NVTX range gpulab:%s; profiled every kernel of the run instead "
+                     "(the harness's too): not the stage's own code, so a grade gives it no conflict-free points" % stage)
         res = _run_ncu(ncu, base + target, timeout, log, "profile without NVTX filter", wrapper, scratch, env,
                        cancel)
         out = res.stdout + res.stderr
