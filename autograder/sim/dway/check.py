@@ -3,11 +3,13 @@
 rubric's visible cases and sanitizer shapes, the hidden cases, and a small sweep of every d, input
 and pairs setting at sizes with partial tiles, partial groups and several passes.
 
-    check.py SIM                      every case must pass (the reference)
+    check.py SIM [--course-only]      every case must pass (the reference; --course-only: no sweep)
     check.py SIM --class NAME         a known-bad class built into SIM (extract.py --submission):
                                       its expectation in autograder/testdata/shearsort.toml, on
                                       these cases: "merge-dway.correctness" = "fail" needs a
-                                      failing case, `cases = { merge-dway = ["pass"] }` a passing one
+                                      failing case (or one that crashes or that AddressSanitizer
+                                      stops: an ASan build stands in for memcheck), `cases = {
+                                      merge-dway = ["pass"] }` a passing one
 
 The cases are read from the course, so a case added to the rubric is simulated too.
 """
@@ -63,9 +65,10 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("sim")
     ap.add_argument("--class", dest="klass")
+    ap.add_argument("--course-only", action="store_true", help="the course's cases, no sweep (the AddressSanitizer build)")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
-    cases = course_cases() + ([] if a.klass else sweep_cases())
+    cases = course_cases() + ([] if a.klass or a.course_only else sweep_cases())
     t0 = time.monotonic()
 
     def run(case):
