@@ -412,14 +412,21 @@ RequestSummary downsweep_requests(std::span<const std::uint32_t> keys, KeyType t
       for (int pos = 0; pos < kDigit4Chunk; ++pos)
         digit[pos] = pos < valid ? static_cast<int>(digit_of(in[chunk + pos], shift, bits)) : kD - 1;
       const std::vector<int> rank = chunk_ranks(digit);
+      // The striped positions j * 256 + 32 w + l of warp w (the staging copy and the write-out): which
+      // lanes hold a real key, and their padded word.
+      auto striped_active = [&](int j, int w) {
+        std::array<bool, 32> active{};
+        for (int l = 0; l < 32; ++l) active[l] = j * kT + 32 * w + l < valid;
+        return active;
+      };
+      auto striped_word = [&](int j, int w) { return [=](int l) { return half + padded(j * kT + 32 * w + l); }; };
       if (!only_reorder) {
         for (int w = 0; w < kWarps; ++w) {
           // 1. The striped copy (cp.async, 4 bytes a lane): word j * 256 + t to its padded place.
           for (int j = 0; j < kI; ++j) {
-            std::array<bool, 32> active{};
-            for (int l = 0; l < 32; ++l) active[l] = j * kT + 32 * w + l < valid;
+            const auto active = striped_active(j, w);
             if (!any(active)) continue;
-            auto word = [&](int l) { return half + padded(j * kT + 32 * w + l); };
+            const auto word = striped_word(j, w);
             add(total, word_request("stage keys", word, active));
             if (pairs) add(total, word_request("stage values", [&](int l) { return values_base + word(l); }, active));
           }
@@ -467,10 +474,9 @@ RequestSummary downsweep_requests(std::span<const std::uint32_t> keys, KeyType t
       for (int pos = 0; pos < kDigit4Chunk; ++pos) sorted_digit[rank[pos]] = digit[pos];
       for (int w = 0; w < kWarps; ++w)
         for (int j = 0; j < kI; ++j) {
-          std::array<bool, 32> active{};
-          for (int l = 0; l < 32; ++l) active[l] = j * kT + 32 * w + l < valid;
+          const auto active = striped_active(j, w);
           if (!any(active)) continue;
-          auto word = [&](int l) { return half + padded(j * kT + 32 * w + l); };
+          const auto word = striped_word(j, w);
           add(total, word_request("sorted key load", word, active));
           add(total, word_request("digit base load", [&](int l) { return digit_base_base + sorted_digit[j * kT + 32 * w + l]; }, active));
           if (pairs) add(total, word_request("sorted value load", [&](int l) { return values_base + word(l); }, active));
