@@ -23,15 +23,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 STAGE = "merge-dway"
-INPUTS = ("zero-one", "final-phase", "column-sorted", "extremes")   # lab.toml's input knob (besides dist)
-
-
-def input_name(distribution: str, params: dict) -> str:
-    """shearsort_problem.cpp's input_for: the input knob first, else the distribution."""
-    knob = params.get("input", "dist")
-    if knob in INPUTS:
-        return knob
-    return "uniform" if distribution in ("uniform", "full-range") else distribution
 
 
 def course_cases() -> list[tuple[str, list[str]]]:
@@ -44,7 +35,7 @@ def course_cases() -> list[tuple[str, list[str]]]:
             if STAGE not in c.get("stages", [STAGE]):
                 continue
             p = c.get("params", {})
-            args = [input_name(c.get("distribution", "uniform"), p), str(c["n"]), str(p.get("d", 8)),
+            args = [c.get("distribution", "uniform"), p.get("input", "dist"), str(c["n"]), str(p.get("d", 8)),
                     str(p.get("pairs", 0)), str(p.get("chunk", 0)), str(c.get("seed", 1))]
             out.append((origin, args))
     return out
@@ -53,11 +44,12 @@ def course_cases() -> list[tuple[str, list[str]]]:
 def sweep_cases() -> list[tuple[str, list[str]]]:
     out = []
     for d in (2, 4, 8, 16, 32, 64, 128, 256):
-        for inp in ("uniform", "few-unique", "all-equal", "sorted", "reverse", "zero-one", "extremes"):
+        for dist, inp in (("uniform", "dist"), ("few-unique", "dist"), ("all-equal", "dist"), ("sorted", "dist"),
+                          ("reverse", "dist"), ("uniform", "zero-one"), ("uniform", "extremes")):
             for pairs in (0, 1):
                 for n in (1, 33, 1025, 5000):
-                    out.append(("sweep", [inp, str(n), str(d), str(pairs), "0", str(n + d)]))
-                out.append(("sweep", [inp, "3000", str(d), str(pairs), "64", "7"]))   # many tasks a group
+                    out.append(("sweep", [dist, inp, str(n), str(d), str(pairs), "0", str(n + d)]))
+                out.append(("sweep", [dist, inp, "3000", str(d), str(pairs), "64", "7"]))   # many tasks a group
     return out
 
 

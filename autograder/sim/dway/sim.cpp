@@ -5,7 +5,8 @@
 // flow around them. The output is checked against std::stable_sort. The keys are the lab's own
 // (model::make_keys), so a case here is the grader's case of the same (input, n, seed, d, chunk).
 //
-//   dway-sim INPUT N D PAIRS CHUNK SEED   -> "ok ..." (exit 0) or "FAIL ..." (exit 1)
+//   dway-sim DIST INPUT N D PAIRS CHUNK SEED   -> "ok ..." (exit 0) or "FAIL ..." (exit 1)
+//   (DIST: a case's distribution; INPUT: its --param input, lab.toml's name, "dist" by default)
 //
 // What it does not check: the memory model (races between lanes), bank conflicts, timing, and
 // anything the CUDA compiler does. A GPU still decides (ctest's shearsort tests, the grade).
@@ -16,7 +17,10 @@
 #include "extracted.inc"
 
 #include <numeric>
+#include <optional>
 #include <string>
+
+#include "gpulab/data.hpp"
 
 namespace shearsort {
 namespace {
@@ -92,21 +96,24 @@ void sim_merge_dway(const std::vector<std::int32_t>& in, const std::vector<std::
 }  // namespace shearsort
 
 int main(int argc, char** argv) {
-  if (argc != 7) {
-    std::fprintf(stderr, "usage: %s INPUT N D PAIRS CHUNK SEED (INPUT: a lab input name, e.g. uniform, extremes)\n", argv[0]);
+  if (argc != 8) {
+    std::fprintf(stderr, "usage: %s DIST INPUT N D PAIRS CHUNK SEED (a case's distribution and --param input)\n", argv[0]);
     return 2;
   }
   namespace sm = shearsort::model;
-  const auto input = sm::parse_input(argv[1]);
-  if (!input) {
-    std::fprintf(stderr, "unknown input '%s'\n", argv[1]);
+  // The runner's choice of keys: the input knob's own kind, else the distribution's (input_for).
+  const auto dist = gpulab::parse_distribution(argv[1]);
+  const std::string knob = argv[2];
+  const auto input = knob == "dist" ? (dist ? std::optional(sm::input_for(*dist, 0)) : std::nullopt) : sm::parse_input(knob);
+  if (!dist || !input) {
+    std::fprintf(stderr, "unknown distribution '%s' or input '%s'\n", argv[1], argv[2]);
     return 2;
   }
-  const std::size_t n = std::strtoull(argv[2], nullptr, 0);
-  const int d = std::atoi(argv[3]);
-  const bool pairs = std::atoi(argv[4]) != 0;
-  const std::size_t chunk = std::strtoull(argv[5], nullptr, 0);
-  const unsigned long long seed = std::strtoull(argv[6], nullptr, 0);
+  const std::size_t n = std::strtoull(argv[3], nullptr, 0);
+  const int d = std::atoi(argv[4]);
+  const bool pairs = std::atoi(argv[5]) != 0;
+  const std::size_t chunk = std::strtoull(argv[6], nullptr, 0);
+  const unsigned long long seed = std::strtoull(argv[7], nullptr, 0);
   if (d < shearsort::kMinFanIn || d > shearsort::kMaxFanIn || (d & (d - 1)) != 0) {
     std::fprintf(stderr, "d = %d: a power of two in [2, 256]\n", d);
     return 2;
@@ -119,7 +126,8 @@ int main(int argc, char** argv) {
   std::vector<std::size_t> idx(n);
   std::iota(idx.begin(), idx.end(), std::size_t{0});
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return in[a] < in[b]; });
-  const char* what = argv[1];
+  const std::string what_s = std::string(argv[1]) + "/" + knob;
+  const char* what = what_s.c_str();
   for (std::size_t i = 0; i < n; ++i) {
     if (out[i] != in[idx[i]] || (pairs && vout[i] != vin[idx[i]])) {
       std::printf("FAIL %s n=%zu d=%d pairs=%d chunk=%zu seed=%llu: first wrong output %zu (key %d, want %d; value %u, want %u)\n",
