@@ -167,13 +167,13 @@ def fake_tools_env(tmp: Path) -> dict[str, str | None]:
                 GPULAB_COMPUTE_SANITIZER=str(fakes / "fake_sanitizer.py"), FAKE_NCU_SOURCE=None,
                 FAKE_NCU_DETAILS=None, FAKE_NCU_PERM=None, FAKE_NCU_RAW=None, FAKE_SANITIZER_MEMCHECK=None,
                 FAKE_SANITIZER_RACECHECK=None, FAKE_SANITIZER_ONLY_N=None, FAKE_NCU_MERGED=None, FAKE_NCU_ARGV_LOG=None,
-                FAKE_NCU_ESCAPE=None, FAKE_NCU_MARKERS=None, FAKE_NCU_RANGE_EMPTY=None,
+                FAKE_NCU_ESCAPE=None, FAKE_NCU_MARKERS=None, FAKE_NCU_RANGE_EMPTY=None, FAKE_NCU_UNSEEN=None, FAKE_NCU_FLOOD=None,
                 GPULAB_GPU_LOCK=str(tmp / "gpu.lock"),
                 GPULAB_SANDBOX_KEEP_ENV="FAKE_SANITIZER_MEMCHECK,FAKE_SANITIZER_RACECHECK,FAKE_SANITIZER_ONLY_N,FAKE_NCU_PERM,"
                                         "FAKE_NCU_KERNEL_MS,FAKE_NCU_SOURCE,FAKE_NCU_RAW,FAKE_NCU_DETAILS,"
                                         "FAKE_NCU_LIBRARY_STAGE,FAKE_NCU_MERGED,FAKE_NCU_ARGV_LOG,FAKE_NCU_ESCAPE,FAKE_NCU_MARKERS,FAKE_NCU_RANGE_EMPTY,"
                                         "FAKE_NCU_EVENTS_LOG,FAKE_NCU_PROFILE_SECONDS,FAKE_RUNNER_EVENTS_LOG,FAKE_SANITIZER_UNLESS_ALONE,GPULAB_GPU_LOCK,"
-                                        "FAKE_RUNNER_SPANS_LOG")
+                                        "FAKE_RUNNER_SPANS_LOG,FAKE_NCU_UNSEEN,FAKE_NCU_FLOOD")
 
 
 def fake_cmake_on_path(root: Path) -> str:

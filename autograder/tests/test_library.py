@@ -334,7 +334,30 @@ class LibraryCheckTest(FakeGrading, unittest.TestCase):
         for stage in ("naive", "shared"):
             lib = self.stage(sub, stage).checks["library"]
             self.assertEqual((lib.status, self.stage(sub, stage).points), ("fail", 0))
-            self.assertIn("marker kernels did not delimit the stage's run", lib.summary)
+            self.assertIn("a run of the stage it cannot attribute", lib.summary)
+            self.assertIn("marker kernels", lib.summary)
+
+    def test_a_stage_that_ends_the_program_under_the_profiler_earns_nothing(self):
+        # naive calls CUB, but its program exits as soon as it sees Nsight Compute (before the
+        # stage's markers): read as "no kernel in the range", the library call would have passed.
+        with env(FAKE_NCU_LIBRARY_STAGE="naive", FAKE_NCU_UNSEEN="1"):
+            sub = self.grade(REFERENCE)
+        for stage in ("naive", "shared"):
+            lib = self.stage(sub, stage).checks["library"]
+            self.assertEqual((lib.status, self.stage(sub, stage).points), ("fail", 0))
+            self.assertIn("the stage's run was not seen", lib.summary)
+        self.assertEqual(self.stage(sub, "naive").checks["performance"].points, 0)
+
+    def test_a_flood_of_output_that_cuts_the_profile_earns_nothing(self):
+        # naive calls CUB and prints past the grader's output limit under the profiler, so that
+        # ncu's rows are cut: that must not read as "not checked" (the points standing).
+        with env(FAKE_NCU_LIBRARY_STAGE="naive", FAKE_NCU_FLOOD="5000"), \
+                mock.patch.object(ncu_run, "OUTPUT_LIMIT", 4096):
+            sub = self.grade(REFERENCE)
+        naive = self.stage(sub, "naive")
+        self.assertEqual((naive.checks["library"].status, naive.points), ("fail", 0))
+        self.assertIn("were cut", naive.checks["library"].summary)
+        self.assertIn("could not be checked against Nsight Compute", naive.checks["performance"].summary)
 
     def test_a_runner_without_markers_is_checked_by_the_range_and_says_so(self):
         with env(FAKE_NCU_MARKERS="none"):

@@ -6,6 +6,7 @@ import tempfile
 import time
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from gpulab.tools.ncu import parse, report, run
 from tests.helpers import FIXTURES, env
@@ -172,6 +173,16 @@ class RunnerArgsTest(unittest.TestCase):
             tags = re.findall(r"^# .* \((\w+) page\)$", (work / "ncu-padded.log").read_text(), re.MULTILINE)
             self.assertEqual(tags, ["raw", "source", "details"])
 
+    def test_a_page_cut_at_the_limit_is_not_counted(self):
+        """A report of many kernels: a page past the output limit would drop the last kernels'
+        rows and count their excess short; the verdict is "not run" (no conflict-free points)."""
+        fake = Path(__file__).resolve().parent / "fakes" / "fake_ncu.py"
+        with tempfile.TemporaryDirectory() as tmp:
+            with env(GPULAB_NCU=str(fake)), mock.patch.object(run, "OUTPUT_LIMIT", 64):
+                rep = run.profile_conflicts(Path("/bin/true"), "padded", "1024", Path(tmp) / "work", 30)
+            self.assertFalse(rep.measured)
+            self.assertIn("page ran past", rep.reason)
+
 STACK = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
 BEGIN, END = "_ZN6gpulab6detail18stage_begin_markerEv", "_ZN6gpulab6detail16stage_end_markerEv"
 
@@ -285,6 +296,25 @@ class KernelTimeTest(unittest.TestCase):
         prof, _ = self.profile(profiled((BEGIN, "", "1"), ("k", "shared", "5"), (END, "", "1"), (CUB, "", "900"),
                                         (BEGIN, "", "1"), ("k", "shared", "5"), (END, "", "1")))
         self.assertIn("2 pairs of the grader's marker kernels", prof.anomaly)
+
+    def test_a_stage_never_seen_under_the_profiler_is_an_anomaly(self):
+        # The program ended (or changed course) before the stage's markers: only the harness's
+        # input kernel ran. Read as "no kernel in the range", a library call would have passed.
+        prof, _ = self.profile(profiled(("fill", "", "40.0")))
+        self.assertEqual(prof.kernels, [])
+        self.assertIn("the stage's run was not seen", prof.anomaly)
+
+    def test_output_cut_by_a_flood_is_never_read_as_complete(self):
+        # The student's program prints past the limit before ncu's rows: what is left has no row of
+        # the stage, and must not read as "no library kernel, not cross-checked".
+        flood = "x" * 5000 + "\n"
+        with mock.patch.object(run, "OUTPUT_LIMIT", 4096):
+            prof, _ = self.profile(flood + HONEST)
+        self.assertIsNone(prof.ms)
+        self.assertEqual(prof.anomaly, run.OUTPUT_CUT)
+        with mock.patch.object(run, "OUTPUT_LIMIT", 1 << 20):   # the same rows under the limit: measured
+            prof, _ = self.profile(flood + HONEST)
+        self.assertEqual((round(prof.ms, 6), prof.anomaly), (0.015, ""))
 
     def test_a_runner_without_markers_is_measured_and_said_so(self):
         prof, _ = self.profile(profiled(("block_scan", "shared", "12.5")))

@@ -41,13 +41,14 @@ def run(lr: LabRun) -> None:
             # graded (common/src/stage_marker.cu). An honest stage never does either.
             shown = list(dict.fromkeys(short_kernel(k) for k in readable_names(prof.escaped)))
             what = (f"kernels launched during the stage's run outside its NVTX range \"gpulab:{sp.id}\": "
-                    f"{', '.join(shown[:3])}" if prof.escaped else f"the grader's marker kernels did not "
-                    f"delimit the stage's run: {prof.anomaly}")
+                    f"{', '.join(shown[:3])}" if prof.escaped else f"a run of the stage it cannot attribute: "
+                    f"{prof.anomaly}")
             _zero_stage(sg, Check(
                 "library", FAIL, 0, 0,
                 f"0: Nsight Compute saw {what} at n={size.arg}; the grader cannot check work it cannot attribute",
-                fix=("launch every kernel from the stage's run() on its calling thread, and leave the NVTX "
-                     "ranges your code did not push alone (no nvtxRangePop of the grader's range)"),
+                fix=("launch every kernel from the stage's run() on its calling thread, leave the NVTX "
+                     "ranges your code did not push alone (no nvtxRangePop of the grader's range), and run "
+                     "the same under a profiler as without one (no flood of output, no early exit)"),
                 data={"n": size.arg, "kernels": prof.kernels, "escaped": prof.escaped, "anomaly": prof.anomaly}))
         elif prof.ms is None:
             sg.checks["library"] = Check("library", NOT_RUN, 0, 0,

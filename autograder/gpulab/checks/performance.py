@@ -144,6 +144,13 @@ def cross_check(lr: LabRun, check: Check, sp: StagePoints, t: float) -> Check:
     prof = kernel_profiles.profile(lr, sp.id, lr.rubric.performance.size.arg)
     t_ncu, why = prof.ms, prof.why
     check.data["t_ncu_kernels_ms"] = t_ncu
+    if prof.anomaly:
+        # The profiled run could not be read as the stage's (a flood of output cut ncu's rows, the
+        # stage never ran under the profiler, the markers were forged): a time nobody can confirm.
+        return Check("performance", FAIL, 0, sp.performance,
+                     f"the reported {t:.4g} ms could not be checked against Nsight Compute: {prof.anomaly}",
+                     fix="run the stage the same under a profiler as without one (no flood of output, no early exit)",
+                     data=dict(check.data))
     if t_ncu is None:
         check.summary += f"; timing not cross-checked ({why})"
     elif t_ncu == 0:

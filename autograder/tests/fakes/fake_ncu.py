@@ -52,8 +52,11 @@ if "--metrics" in args and "gpu__time_duration.sum" in args:
     # FAKE_NCU_MERGED=nostack: an ncu that prints no stack column; FAKE_NCU_ESCAPE=stage: that
     # stage's kernel is launched with its range popped (empty stack) between its markers;
     # FAKE_NCU_MARKERS=none: a runner without markers, =forged: the stage launches an end and a
-    # begin marker itself around an escaped kernel.
+    # begin marker itself around an escaped kernel. FAKE_NCU_UNSEEN=1: the program ends before any
+    # stage (only the input kernel ran); FAKE_NCU_FLOOD=N: it prints N bytes before ncu's rows.
     print("==PROF== Connected to process 1234")
+    if os.environ.get("FAKE_NCU_FLOOD"):
+        sys.stdout.write("x" * int(os.environ["FAKE_NCU_FLOOD"]) + "\n")
     stages = [args[i + 1] for i, a in enumerate(args) if a == "--stage"]
     nostack = os.environ.get("FAKE_NCU_MERGED") == "nostack"
     markers = os.environ.get("FAKE_NCU_MARKERS", "")
@@ -72,6 +75,8 @@ if "--metrics" in args and "gpu__time_duration.sum" in args:
         if markers == "forged":
             rows += [(MARKERS[1], ""), ("_Z7escapedv", ""), (MARKERS[0], "")]
         rows += [] if markers == "none" else [(MARKERS[1], "")]
+    if os.environ.get("FAKE_NCU_UNSEEN") == "1":
+        rows = rows[:1]
     for i, (kernel, s) in enumerate(rows):
         stack = f'1234  ""<default domain>:gpulab:{s}:none:none:none:none:none:none"" ' if s else ""
         cells = [f'"{i}"', f'"{kernel}"'] + ([] if nostack else [f'"{stack}"'])

@@ -31,6 +31,16 @@ from gpulab.tools.ncu.report import ConflictReport, KernelProfile, build_report
 # (radix-sort's 64 MiB) measured the same both ways (split-global 25.84 vs 26.03 ms).
 KERNEL_TIME = ("--metrics", "gpu__time_duration.sum", "--clock-control", "none", "--cache-control", "none")
 
+# The output of an ncu run kept for reading: a profiled run's CSV shares stdout with the student's
+# program, which may print without end (proc.MAX_OUTPUT, 4 MiB, would drop ncu's rows printed after
+# it), and a report's pages grow with the kernels profiled (bitonic's phase 1 at 65536 keys: a 4.2 MiB
+# source page). An honest run stays far below; output cut at this size is never read as complete.
+OUTPUT_LIMIT = 64 << 20
+# Why a kernel-time profile whose output was cut is not trusted (the checks that read it fail the
+# stage: checks/library.py, checks/performance.py).
+OUTPUT_CUT = (f"the profiled run printed more than {OUTPUT_LIMIT >> 20} MiB, and Nsight Compute's rows after that "
+              "were cut: the stage's kernels could not all be seen")
+
 
 def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: str,
              wrapper: list[str] | None = None, cwd: Path | None = None,
@@ -40,7 +50,8 @@ def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: 
     at a time per GPU, gpulock.profiler_lock); reading a report back needs neither."""
     reading = "--import" in args
     with contextlib.nullcontext() if reading else gpulock.profiler_lock():
-        res = proc.run((wrapper or []) + [str(ncu)] + args, timeout=timeout, cwd=cwd, env=env, cancel=cancel)
+        res = proc.run((wrapper or []) + [str(ncu)] + args, timeout=timeout, cwd=cwd, env=env, cancel=cancel,
+                       max_output=OUTPUT_LIMIT)
     if log is not None:
         _log_result(log, res, wrapper, tag)
     return res
@@ -77,7 +88,7 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
     # stack column says whose it is; it does not depend on how several filters combine.
     args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, "--nvtx"] + target
     res = _run_ncu(ncu, args, timeout, work / "ncu-time-stages.log", "kernel time, all stages", wrapper, scratch, env)
-    if res.timed_out or diagnose_failure(res.stdout + res.stderr):
+    if res.timed_out or res.truncated or diagnose_failure(res.stdout + res.stderr):
         return {}
     run = parse_profiled_run(res.stdout)
     # One pair of markers per stage, each pair one stage's: anything else (an escape nobody's range
@@ -131,6 +142,12 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
         return _profile_by_filter(ncu, runner, stage, size_arg, work, timeout, wrapper, scratch, env)
     if run.markers > 1 and not run.anomaly:
         run.anomaly = f"{run.markers} pairs of the grader's marker kernels in one run of one stage (the runner launches one)"
+    if run.markers == 0 and stage not in run.stages and not run.anomaly:
+        # Neither the runner's markers nor a kernel in the range: the stage never ran under the
+        # profiler (the program ended first, or took another course when it saw one), so nothing
+        # of it was checked. A stage computed on the host still shows its markers.
+        run.anomaly = ("neither the grader's marker kernels nor any kernel of the stage ran under Nsight Compute: "
+                       "the stage's run was not seen (did the program end, or change course, under the profiler?)")
     # In a run of one stage every escape is that stage's, also where none of its kernels stayed inside.
     run.stages.setdefault(stage, StageKernels()).escaped.extend(run.unattributed)
     prof = _stage_profile(run, stage)
@@ -172,6 +189,8 @@ def _not_measured(res: proc.Result, timeout: float) -> KernelProfile | None:
     or None when its output can be read."""
     if res.timed_out:
         return KernelProfile(None, f"ncu timed out after {timeout:.0f} s")
+    if res.truncated:
+        return KernelProfile(None, OUTPUT_CUT, anomaly=OUTPUT_CUT)
     diag = diagnose_failure(res.stdout + res.stderr)
     return KernelProfile(None, diag[0]) if diag else None
 
@@ -300,6 +319,12 @@ def read_conflicts(profiled: ProfiledStage, import_wrapper: list[str] | None = N
         _log_result(log, res, import_wrapper, f"{tag} page")
         pages[tag] = res.stdout
         (work / f"ncu-{stage}-{tag}.csv").write_text(res.stdout, encoding="utf-8")
+    cut = [tag for (tag, _), res in zip(_CONFLICT_PAGES, results) if res.truncated]
+    if cut:
+        # A cut page drops the last kernels' rows: the excess would be counted short.
+        return ConflictReport.not_run(stage, f"the report's {', '.join(cut)} page ran past {OUTPUT_LIMIT >> 20} MiB "
+                                      "(too many kernels profiled): its excess cannot be counted whole",
+                                      "launch fewer kernels in the stage (or lower [conflicts] n in the rubric)")
     rep = build_report(stage, pages["source"], pages["details"], profiled.notes, raw_csv=pages["raw"])
     if rep.measured and rep.total_excessive and not rep.lines:
         # No per-line numbers in the CUDA+SASS view: try the CUDA-only view.
