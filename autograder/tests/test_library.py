@@ -25,7 +25,7 @@ from gpulab.checks import kernel_profiles, library
 from gpulab.rubric import Case, Performance, Size
 from gpulab.tools.ncu import report as ncu_report
 from gpulab.tools.ncu import run as ncu_run
-from tests.helpers import FakeGrading, FIXTURES, REFERENCE, TempDir, env, fake_grader, fake_tools_env, make_course, submission_dir
+from tests.helpers import FakeGrading, FIXTURES, REFERENCE, RUBRIC, TempDir, env, fake_grader, fake_tools_env, make_course, submission_dir
 
 NAMES = FIXTURES / "kernel-names" / "names-nvcc13.0-sm90.tsv"
 # The two names the H100's Nsight Compute printed for CUB's scan in a student's `single-pass`
@@ -281,7 +281,8 @@ class LibraryCheckTest(FakeGrading, unittest.TestCase):
         self.assertEqual((naive.checks["library"].status, naive.points), ("fail", 0))
         self.assertIn("at n=65536: cub::...::DeviceScanKernel", naive.checks["library"].summary)
         self.assertEqual(self.stage(sub, "shared").checks["library"].status, "pass")
-        timing = [line for line in log.read_text().splitlines() if "gpu__time_duration.sum" in line]
+        timing = [line for line in log.read_text().splitlines() if "gpu__time_duration.sum" in line
+                  and "--stage naive" in line]   # not the conflicts' run of "shared" (conflicts.py)
         self.assertEqual(len(timing), 1, timing)   # one ncu run for both stages
         self.assertIn("--print-kernel-base mangled", timing[0])
         self.assertIn("--stage naive --stage shared --n 65536 ", timing[0])
@@ -304,7 +305,8 @@ class LibraryCheckTest(FakeGrading, unittest.TestCase):
         with env(FAKE_NCU_LIBRARY_STAGE="naive", FAKE_NCU_ARGV_LOG=str(log)):
             sub = self.grade(REFERENCE)
         self.assertEqual(self.stage(sub, "naive").checks["library"].status, "fail")
-        timing = [line for line in log.read_text().splitlines() if "gpu__time_duration.sum" in line]
+        timing = [line for line in log.read_text().splitlines() if "gpu__time_duration.sum" in line
+                  and "--stage naive" in line]   # not the conflicts' run of "shared" (conflicts.py)
         self.assertEqual(len(timing), 1, timing)
 
 
@@ -365,6 +367,34 @@ class LibraryCheckTest(FakeGrading, unittest.TestCase):
         lib = self.stage(sub, "naive").checks["library"]
         self.assertEqual(lib.status, "pass")
         self.assertIn("marker kernels were not seen", lib.summary)
+
+
+class ConflictEscapeTest(FakeGrading, unittest.TestCase):
+    """A conflict-free stage whose kernels leave its NVTX range only at the conflicts size: the
+    Source Counters profile, filtered to the range, never sees them, and the library check looks
+    at the performance size (checks/conflicts.py, kernel_profiles.profile_conflict_runs)."""
+
+    def setUp(self) -> None:  # noqa: N802
+        super().setUp()
+        root = self.tmp / "conflicts-4096"
+        root.mkdir()
+        self.course = make_course(root, rubric=RUBRIC.replace("[conflicts]\nn = 65536", "[conflicts]\nn = 4096"))
+
+    def test_kernels_outside_the_range_at_the_conflicts_size_cost_the_conflict_points(self):
+        with env(FAKE_NCU_ESCAPE="shared@4096"):
+            sub = self.grade(REFERENCE)
+        shared = self.stage(sub, "shared")
+        cf = shared.checks["conflict_free"]
+        self.assertEqual((cf.status, cf.points), ("fail", 0))
+        self.assertIn("outside the NVTX range gpulab:shared (k)", cf.summary)
+        self.assertIn("were not counted", cf.summary)
+        self.assertEqual(shared.checks["library"].status, "pass")   # at 65536 its kernel stays inside
+        self.assertEqual(shared.checks["correctness"].points, 10)
+
+    def test_an_honest_stage_keeps_them(self):
+        sub = self.grade(REFERENCE)
+        cf = self.stage(sub, "shared").checks["conflict_free"]
+        self.assertEqual((cf.status, cf.points), ("pass", 4))
 
 
 if __name__ == "__main__":

@@ -19,11 +19,17 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
 from gpulab import gpulock
+from gpulab.checks import kernel_profiles
 from gpulab.checks.lab_run import SANDBOX_FIX, LabRun
+from gpulab.kernel_names import readable_names, short_kernel
 from gpulab.rubric import StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
 from gpulab.tools.ncu import report as ncu_report
 from gpulab.tools.ncu import run as ncu_run
+
+
+# The kernel-time profile of the stages at the conflicts size (their markers), in conflicts-times.txt.
+ESCAPES = "kernels outside the stages' ranges (one kernel-time profile)"
 
 
 def run(lr: LabRun) -> None:
@@ -50,6 +56,7 @@ class Ahead:
         self._readers = ThreadPoolExecutor(max_workers=2)
         self._results: dict[str, Future] = {}
         self._seconds: dict[str, float] = {}
+        self._escapes: dict[str, ncu_report.KernelProfile] = {}
         self._cancel: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
         self._decided = threading.Event()
@@ -99,6 +106,13 @@ class Ahead:
                     self.lr.options.log(f"{self.lr.lab}/{sp.id}: bank conflicts (ncu)")
                     self._results[sp.id] = stage(self.lr, sp, self._readers, cancel)
                 self._seconds[sp.id] = time.monotonic() - t0
+            with self._lock:
+                todo = [sp.id for sp in self.stages if sp.id in self._results and not self._closing]
+            if todo:
+                with gpulock.gpu_lock(shared=True):
+                    t0 = time.monotonic()
+                    self._escapes = kernel_profiles.profile_conflict_runs(self.lr, todo)
+                self._seconds[ESCAPES] = time.monotonic() - t0
         except BaseException as e:  # noqa: BLE001 (re-raised by finish() on the pipeline's thread)
             self._error = e
 
@@ -121,13 +135,32 @@ class Ahead:
         spent = {}
         for sp in self.stages:
             gated = self._gate(sp)
-            self.lr.grades[sp.id].checks["conflict_free"] = gated or self._results[sp.id].result()
+            self.lr.grades[sp.id].checks["conflict_free"] = gated or _escaped(
+                self._results[sp.id].result(), self._escapes.get(sp.id), sp.id)
             if sp.id in self._seconds:
                 spent[sp.id + (f" (not counted: {gated.summary})" if gated else "")] = self._seconds[sp.id]
+        if ESCAPES in self._seconds:
+            spent[ESCAPES] = self._seconds[ESCAPES]
         end = time.monotonic()
         self.lr.write_times("conflicts", spent,
                             header=f"ncu per stage; {end - self._start:.1f} s from the first profile to the last "
                                    f"verdict, {end - waited:.1f} s of them after the phases beside it")
+
+
+def _escaped(check: Check, prof: ncu_report.KernelProfile | None, sid: str) -> Check:
+    """The check, or a FAIL when the stage's run at the conflicts size launched kernels outside its
+    NVTX range (the Source Counters profile, filtered to the range, never saw them) or could not be
+    read as the stage's run (ncu_run: a cut output, no markers and no kernel)."""
+    if prof is None or not (prof.escaped or prof.anomaly):
+        return check
+    shown = list(dict.fromkeys(short_kernel(k) for k in readable_names(prof.escaped)))
+    what = (f"kernels launched during its run outside the NVTX range gpulab:{sid} ({', '.join(shown[:3])})"
+            if prof.escaped else prof.anomaly)
+    return Check("conflict_free", FAIL, 0, check.max_points,
+                 f"the bank-conflict profile reads only the stage's NVTX range, and Nsight Compute saw {what}: "
+                 "their conflicts were not counted",
+                 fix="launch every kernel from the stage's run() on its calling thread, and leave the NVTX ranges "
+                     "your code did not push alone", data=dict(check.data, escaped=prof.escaped, anomaly=prof.anomaly))
 
 
 def stage(lr: LabRun, sp: StagePoints, readers: ThreadPoolExecutor, cancel: threading.Event | None = None

@@ -56,3 +56,26 @@ def profile(lr: LabRun, stage: str, size_arg: str) -> ncu_report.KernelProfile:
                                         scratch=scratch, env=lr.sandbox.env(scratch)))
     lr.profiles[key] = prof
     return prof
+
+
+def profile_conflict_runs(lr: LabRun, stages: list[str]) -> dict[str, ncu_report.KernelProfile]:
+    """The stages' kernel-time profiles at the conflicts size and knobs, for the runner's markers:
+    the Source Counters profile reads only the kernels inside a stage's NVTX range, so a kernel
+    launched outside it at that size only (the range popped around it, another host thread) would
+    have its conflicts go uncounted, and the library check looks at the performance size. One ncu
+    run for all (a stage it leaves out is profiled alone); not kept in `lr.profiles` (other knobs)."""
+    rubric = lr.rubric
+    if rubric.conflicts_size is None or not stages:
+        return {}
+    size, args = rubric.conflicts_size.arg, rubric.conflicts_args()
+    with _jailed_profiler(lr) as (wrapper, why, scratch):
+        if wrapper is None:
+            return {s: ncu_report.KernelProfile(None, why) for s in stages}
+        common = dict(wrapper=wrapper, scratch=scratch, env=lr.sandbox.env(scratch), runner_args=args)
+        found = (ncu_run.profile_stages_kernel_time(lr.runner, stages, size, scratch,
+                                                    rubric.tool_timeout * len(stages), **common)
+                 if len(stages) > 1 else {})
+        for s in stages:
+            if s not in found:
+                found[s] = ncu_run.profile_kernel_time(lr.runner, s, size, scratch, rubric.tool_timeout, **common)
+    return found

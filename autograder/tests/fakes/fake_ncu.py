@@ -49,7 +49,7 @@ if "--metrics" in args and "gpu__time_duration.sum" in args:
     # NVTX stack as ncu 2025+ prints it, in launch order: an input kernel outside any stage's range,
     # then per stage the runner's begin marker, the stage's kernel in its range, the end marker.
     # FAKE_NCU_KERNEL_MS: the kernels' time ("none": the stage ran no kernel in its range);
-    # FAKE_NCU_MERGED=nostack: an ncu that prints no stack column; FAKE_NCU_ESCAPE=stage: that
+    # FAKE_NCU_MERGED=nostack: an ncu that prints no stack column; FAKE_NCU_ESCAPE=stage[@N]: that
     # stage's kernel is launched with its range popped (empty stack) between its markers;
     # FAKE_NCU_MARKERS=none: a runner without markers, =forged: the stage launches an end and a
     # begin marker itself around an escaped kernel. FAKE_NCU_UNSEEN=1: the program ends before any
@@ -60,7 +60,9 @@ if "--metrics" in args and "gpu__time_duration.sum" in args:
     stages = [args[i + 1] for i, a in enumerate(args) if a == "--stage"]
     nostack = os.environ.get("FAKE_NCU_MERGED") == "nostack"
     markers = os.environ.get("FAKE_NCU_MARKERS", "")
-    escape = os.environ.get("FAKE_NCU_ESCAPE", "")
+    escape, _, escape_n = os.environ.get("FAKE_NCU_ESCAPE", "").partition("@")
+    if escape_n and ("--n" not in args or args[args.index("--n") + 1] != escape_n):
+        escape = ""   # "stage@N": the stage leaves its range only in a run of that --n
     ms = os.environ.get("FAKE_NCU_KERNEL_MS", "1.0")
     head = ['"ID"', '"Kernel Name"'] + ([] if nostack else
             ['"thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"'])

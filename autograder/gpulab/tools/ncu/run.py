@@ -70,7 +70,8 @@ def _log_result(log: Path, res: proc.Result, wrapper: list[str] | None, tag: str
 
 def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, work: Path, timeout: float = 300,
                                wrapper: list[str] | None = None, scratch: Path | None = None,
-                               env: dict[str, str] | None = None) -> dict[str, KernelProfile]:
+                               env: dict[str, str] | None = None,
+                               runner_args: list[str] | None = None) -> dict[str, KernelProfile]:
     """profile_kernel_time for several stages in one ncu run of one process (one start of ncu
     and of the runner instead of one per stage: ~2.5 s each on an H100). Kernels are attributed
     by the NVTX stack column. Only the stages this run measured are returned: a stage left
@@ -83,7 +84,7 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
     target = [str(runner), "run"]
     for s in stages:
         target += ["--stage", s]
-    target += ["--n", size_arg, "--no-time", "--format", "json"]
+    target += ["--n", size_arg, "--no-time", "--format", "json"] + (runner_args or [])
     # No NVTX include filter: every kernel is profiled (one pass each for this metric), and the
     # stack column says whose it is; it does not depend on how several filters combine.
     args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, "--nvtx"] + target
@@ -118,7 +119,8 @@ def _stage_run(runner: Path, stage: str, size_arg: str) -> list[str]:
 
 def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
                         wrapper: list[str] | None = None, scratch: Path | None = None,
-                        env: dict[str, str] | None = None) -> KernelProfile:
+                        env: dict[str, str] | None = None,
+                        runner_args: list[str] | None = None) -> KernelProfile:
     """The GPU time of the stage's kernels as Nsight Compute measures it, and their names.
 
     This number does not come from the student's process: ncu reads it from the hardware. It is
@@ -132,14 +134,14 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     work.mkdir(parents=True, exist_ok=True)
     # No include filter: the harness's own kernels are profiled too (a few), so that a kernel the
     # stage launched outside its range is seen between the runner's markers (parse_profiled_run).
-    args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, "--nvtx"] + _stage_run(runner, stage, size_arg)
+    args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, "--nvtx"] + _stage_run(runner, stage, size_arg) + (runner_args or [])
     res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time", wrapper, scratch, env)
     failed = _not_measured(res, timeout)
     if failed:
         return failed
     run = parse_profiled_run(res.stdout)
     if not run.has_stack:
-        return _profile_by_filter(ncu, runner, stage, size_arg, work, timeout, wrapper, scratch, env)
+        return _profile_by_filter(ncu, runner, stage, size_arg, work, timeout, wrapper, scratch, env, runner_args)
     if run.markers > 1 and not run.anomaly:
         run.anomaly = f"{run.markers} pairs of the grader's marker kernels in one run of one stage (the runner launches one)"
     if run.markers == 0 and stage not in run.stages and not run.anomaly:
@@ -157,11 +159,12 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
 
 
 def _profile_by_filter(ncu: Path, runner: Path, stage: str, size_arg: str, work: Path, timeout: float,
-                       wrapper: list[str] | None, scratch: Path | None, env: dict[str, str] | None) -> KernelProfile:
+                       wrapper: list[str] | None, scratch: Path | None, env: dict[str, str] | None,
+                       runner_args: list[str] | None = None) -> KernelProfile:
     """An ncu that prints no NVTX stack column cannot tell the stage's kernels from the harness's:
     the stage is profiled again with ncu's include filter on its range, as before the markers, and
     the profile says that an escape from the range is not excluded."""
-    args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE] + _stage_nvtx_filter(stage) + _stage_run(runner, stage, size_arg)
+    args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE] + _stage_nvtx_filter(stage) + _stage_run(runner, stage, size_arg) + (runner_args or [])
     res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time, range filter", wrapper, scratch, env)
     failed = _not_measured(res, timeout)
     if failed:
