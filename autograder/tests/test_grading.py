@@ -337,6 +337,16 @@ class GradingTest(FakeGrading, unittest.TestCase):
         self.assertEqual(c.status, "not-run")
         self.assertIn("GPULAB_COMPUTE_SANITIZER", c.fix)
 
+    def test_a_stage_the_program_never_reached_under_the_sanitizer_is_not_clean(self):
+        # A clean summary of a program that ended before the stage (it found the tool's injection
+        # library) checked nothing of it: the runner's document must list the stage.
+        with env(FAKE_SANITIZER_UNSEEN="shared"):
+            sub = self.grade(GOOD)
+        c = self.stage(sub, "shared").checks["sanitizer"]
+        self.assertEqual((c.status, c.points), ("fail", 0))
+        self.assertIn("the runner reported no result for shared", " ".join(c.details))
+        self.assertEqual(self.stage(sub, "naive").checks["sanitizer"].status, "pass")   # rerun alone: seen
+
     def test_every_sanitizer_shape_runs_every_stage_it_applies_to(self):
         # A finding on the second shape alone fails the stage: one shape saw one grid (issue 24).
         shapes = ('[sanitizers]\n[[sanitizers.shape]]\nn = 4099\n\n'

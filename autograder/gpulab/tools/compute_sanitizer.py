@@ -14,6 +14,7 @@ from typing import Any
 
 from gpulab import proc
 from gpulab.tools import locate
+from gpulab.tools.runner_json import parse_runner_json, stage_result
 from gpulab.untrusted_files import read_private_file
 
 ERROR_EXIT = 9
@@ -181,7 +182,19 @@ def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, problem: str
     if not text and ("ERR_NVGPUCTRPERM" in res.stderr or "Unable to" in res.stderr):
         return SanitizerReport(tool, stage, False, reason=res.stderr.strip().splitlines()[-1][:200],
                                fix="see compute-sanitizer's message", exit=res.describe_exit())
-    return verdict(tool, stage, text, res)
+    rep = verdict(tool, stage, text, res)
+    if rep.ran and rep.clean:
+        # A clean summary says nothing of a stage the program never reached under the tool (it
+        # ended early, or its output was cut): the runner's document must list every stage run.
+        doc = parse_runner_json(res.stdout)
+        unseen = [s for s in stages if stage_result(doc, s) is None]
+        if unseen:
+            rep.clean = False
+            rep.findings.append(Finding(
+                "not-run", None, None, "error",
+                f"the runner reported no result for {', '.join(unseen)} under {tool} ({res.describe_exit()}): "
+                "the stage's run was not seen (did the program end, or change course, under the sanitizer?)"))
+    return rep
 
 
 def relativize(rep: SanitizerReport, root: Path) -> SanitizerReport:

@@ -2,7 +2,10 @@
 """A stand-in for compute-sanitizer: writes the log named by FAKE_SANITIZER_<TOOL> (a fixture) or a
 clean one to --log-file, and exits like the real tool (the --error-exitcode when it has errors).
 FAKE_SANITIZER_ONLY_N: the fixture applies only to the run whose --n is this (one rubric shape).
-FAKE_SANITIZER_UNLESS_ALONE: the fixture applies only while no grader holds the GPU lock alone."""
+FAKE_SANITIZER_UNLESS_ALONE: the fixture applies only while no grader holds the GPU lock alone.
+The sanitized program's stdout is a runner document with every --stage in it, except the stage
+FAKE_SANITIZER_UNSEEN names (a program that ended before it under the tool)."""
+import json
 import os
 import re
 import sys
@@ -21,5 +24,8 @@ if os.environ.get("FAKE_SANITIZER_UNLESS_ALONE") and gpu_held_alone():
     fixture = None
 text = open(fixture).read() if fixture else "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"
 open(log, "w").write(text)
+stages = [args[i + 1] for i, a in enumerate(args) if a == "--stage"]
+unseen = os.environ.get("FAKE_SANITIZER_UNSEEN", "")
+print(json.dumps({"lab": "fake", "results": [{"stage": st, "status": "pass"} for st in stages if st != unseen]}))
 m = re.search(r"ERROR SUMMARY: (\d+)", text)
 sys.exit(code if m and int(m.group(1)) > 0 else 0)
