@@ -21,8 +21,10 @@ FAKE_CMAKE = HERE / "fakes" / "fake_cmake.py"
 FIXTURES = HERE / "fixtures"
 
 STAGES = [
-    {"id": "naive", "title": "naive", "where": "gpu", "role": "student", "must_be_conflict_free": False},
-    {"id": "shared", "title": "shared", "where": "gpu", "role": "student", "must_be_conflict_free": True},
+    {"id": "naive", "title": "naive", "where": "gpu", "role": "student", "must_be_conflict_free": False,
+     "file": "labs/scan/scan.cu"},
+    {"id": "shared", "title": "shared", "where": "gpu", "role": "student", "must_be_conflict_free": True,
+     "file": "labs/scan/scan.cu"},
     {"id": "cpu", "title": "CPU baseline", "where": "cpu", "role": "baseline"},
 ]
 
@@ -129,7 +131,13 @@ class FakeSlot:
         beh.write_text(text)
         runner = write_runner(dest / f"gpulab-{lab}-student",
                               {"lab": lab, "stages": STAGES, "behaviour_file": str(beh)})
-        return BuildResult(True, runner, "", 0.01)
+        # "compiled_library": the CUB/Thrust kernels nm would find in the file's object.
+        try:
+            doc = json.loads(text.split("\n", 1)[1]) if text.startswith("//") else {}
+        except (IndexError, ValueError):
+            doc = {}
+        compiled = doc.get("compiled_library") if isinstance(doc, dict) else None
+        return BuildResult(True, runner, "", 0.01, library_kernels={files[0]: compiled} if compiled else {})
 
 
 class FakeWorkspace:

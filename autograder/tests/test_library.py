@@ -361,6 +361,27 @@ class LibraryCheckTest(FakeGrading, unittest.TestCase):
         self.assertIn("were cut", naive.checks["library"].summary)
         self.assertIn("could not be checked against Nsight Compute", naive.checks["performance"].summary)
 
+    def test_library_kernels_compiled_into_a_file_but_never_seen_cost_its_stages(self):
+        # The object of scan.cu instantiates CUB's scan (nm), but the profiles passed both stages: a program
+        # that runs it only where the profiler cannot see, or a call left in dead code.
+        cub = "_ZN3cub17CUB_300001_SM_9006detail4scan16DeviceScanKernelIiEEvv"
+        sub = self.grade(dict(REFERENCE, compiled_library=[cub]))
+        for stage in ("naive", "shared"):
+            lib = self.stage(sub, stage).checks["library"]
+            self.assertEqual((lib.status, self.stage(sub, stage).points), ("fail", 0))
+            self.assertIn("scan.cu compiles library kernels (cub::...::DeviceScanKernel)", lib.summary)
+            self.assertIn("remove the CUB/Thrust device-wide call from scan.cu", lib.fix)
+
+    def test_a_library_call_the_profile_saw_is_judged_by_the_profile(self):
+        # The same object, and naive's profile shows the kernel: naive earns 0, shared (same file,
+        # no library kernel in its range) keeps its points, as before the object rule.
+        cub = "_ZN3cub17CUB_300001_SM_9006detail4scan16DeviceScanKernelIiEEvv"
+        with env(FAKE_NCU_LIBRARY_STAGE="naive"):
+            sub = self.grade(dict(REFERENCE, compiled_library=[cub]))
+        self.assertEqual(self.stage(sub, "naive").points, 0)
+        self.assertIn("saw library kernels in it", self.stage(sub, "naive").checks["library"].summary)
+        self.assertEqual(self.stage(sub, "shared").checks["library"].status, "pass")
+
     def test_a_runner_without_markers_is_checked_by_the_range_and_says_so(self):
         with env(FAKE_NCU_MARKERS="none"):
             sub = self.grade(REFERENCE)

@@ -5,7 +5,7 @@ import subprocess
 import unittest
 
 from gpulab.workspace import symbols
-from tests.helpers import TempDir
+from tests.helpers import FIXTURES, TempDir
 
 
 @unittest.skipUnless(shutil.which("g++") and shutil.which("nm"), "needs g++ and nm")
@@ -61,6 +61,25 @@ class SymbolsTest(TempDir, unittest.TestCase):
         text = "\n".join(symbols.check_objects([obj], set())[0])
         self.assertIn("cudaEventElapsedTime", text)
         self.assertIn("nvtxRangePushA_impl_init_v3", text)
+
+
+    def test_library_kernels_a_file_instantiates(self):
+        """nvcc's kernel stubs, as nm lists them: the stub itself (`_Z<len>__device_stub__...`) or a
+        local static of it (`_ZZL<len>__device_stub__...E5__tmp`); a CUB kernel is the library's,
+        a student's is not, and a file without kernels has none."""
+        rows = [line.split("\t") for line in (FIXTURES / "kernel-names" / "names-nvcc13.0-sm90.tsv").read_text().splitlines()
+                if line and not line.startswith("#")]
+        cub = next(m for v, _, m, _ in rows if v == "library" and "DeviceRadixSortOnesweepKernel" in m)
+        own = next(m for v, _, m, _ in rows if v == "student")
+
+        def stub(mangled: str, local: bool) -> str:
+            ident = "__device_stub__" + mangled[1:]
+            return f"_ZZL{len(ident)}{ident}E5__tmp" if local else f"_Z{len(ident)}{ident}"
+
+        code = "".join(f'void f{i}() __asm__("{name}");\nvoid f{i}() {{}}\n'
+                       for i, name in enumerate([stub(cub, True), stub(own, False)]))
+        found = symbols.library_kernels([self.compile("lib.cu", code), self.compile("plain", "int g() { return 1; }\n")])
+        self.assertEqual(found, {"lib.cu": [cub]})
 
 
 if __name__ == "__main__":

@@ -63,6 +63,10 @@ class LabRun:
     # Check name -> what that check asks to run again with the GPU held alone (its runs that
     # failed as sharing the GPU can make them fail: shared_gpu_suspect); the pipeline calls it.
     again_alone: dict[str, Callable[[], None]] = field(default_factory=dict)
+    # {student file: the CUB/Thrust kernels its object instantiates} (workspace/symbols.py) and
+    # {stage: the student file it is written in} (the stage table): checks/library.py.
+    library_kernels: dict[str, list[str]] = field(default_factory=dict)
+    stage_files: dict[str, str] = field(default_factory=dict)
 
     def write_times(self, phase: str, parts: dict[str, float | dict[str, float]], header: str = "") -> None:
         """logs/<lab>/<phase>-times.txt: where a phase's time went, longest first; a part given as

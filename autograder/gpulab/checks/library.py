@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpulab.checks.kernel_profiles import profile, profile_stages
 from gpulab.checks.lab_run import SANDBOX_FIX, LabRun
 from gpulab.kernel_names import library_kernel, readable_names, short_kernel
-from gpulab.rubric import Rubric, Size
+from gpulab.rubric import Rubric, Size, StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check, StageGrade
 
 
@@ -15,13 +15,20 @@ def run(lr: LabRun) -> None:
     range Nsight Compute sees a library kernel (a device-wide CUB/Thrust algorithm) earns 0, with
     the kernel named; so does one that launched kernels outside its range during its run (popped
     the range around them, or launched from another thread: the runner's marker kernels show it). The stages run at check_size (one ncu run for all of them, shared with the
-    timing cross-check when that ran at the same size)."""
+    timing cross-check when that ran at the same size). Then what the objects say (compiled_in):
+    library kernels compiled into a student file that none of its stages showed."""
     size = check_size(lr.rubric)
     checked = [sp for sp in lr.points if sp.library != "any" and lr.gpu and lr.on_gpu[sp.id]
                and lr.grades[sp.id].points > 0]
     if size is None or not checked:
         return
     profile_stages(lr, [sp.id for sp in checked], size.arg)
+    _profiled(lr, checked, size)
+    compiled_in(lr, checked)
+
+
+def _profiled(lr: LabRun, checked: list[StagePoints], size: Size) -> None:
+    """Each checked stage judged by its profile at `size`."""
     for sp in checked:
         sg = lr.grades[sp.id]
         prof = profile(lr, sp.id, size.arg)
@@ -58,6 +65,36 @@ def run(lr: LabRun) -> None:
             note = f"; {prof.why}" if prof.why else ""
             sg.checks["library"] = Check("library", PASS, 0, 0, f"no library kernel in the stage at n={size.arg}{note}",
                                          data={"n": size.arg, "kernels": prof.kernels})
+
+
+def compiled_in(lr: LabRun, checked: list[StagePoints]) -> None:
+    """A student file whose object instantiates CUB/Thrust device-wide kernels (seen by nm, without
+    running anything) while the profiles passed every stage of that file: the call ran only where
+    the profiler could not see it (a program that looks for the profiler), or never (a call left
+    in dead code), or Nsight Compute could not run. Either way the file asks for its own kernels:
+    every stage of it this check covers earns 0, the kernels and the file named."""
+    for file, kernels in sorted(lr.library_kernels.items()):
+        stages = [sp for sp in checked if lr.stage_files.get(sp.id) == file]
+        # A stage of the file the profiles already failed (a library kernel, an escape, a run that
+        # could not be read) may be where the call is: the profiles judged that file.
+        judged = any(lr.grades[sp.id].checks.get("library") is not None
+                     and lr.grades[sp.id].checks["library"].status == FAIL for sp in stages)
+        if judged or not stages:
+            continue
+        named = list(dict.fromkeys(readable_names(kernels)))
+        shown = list(dict.fromkeys(short_kernel(k) for k in named))
+        for sp in stages:
+            _zero_stage(lr.grades[sp.id], Check(
+                "library", FAIL, 0, 0,
+                f"0: {file} compiles library kernels ({', '.join(shown[:3])}), and no profile of its stages "
+                f"showed them: the stages of {file} ask for your own kernels (rubric library = "
+                f"\"{sp.library}\")",
+                fix=f"remove the CUB/Thrust device-wide call from {file} (a call in code that never runs "
+                    "instantiates the kernels too); block- and warp-wide primitives inside your own kernels "
+                    "are not affected" if sp.library == "block" else
+                    f"remove the CUB/Thrust device-wide call from {file} (a call in code that never runs "
+                    "instantiates the kernels too)",
+                data={"file": file, "library_kernels": named}))
 
 
 def _zero_stage(sg: StageGrade, verdict: Check) -> None:

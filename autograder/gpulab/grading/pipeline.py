@@ -241,6 +241,7 @@ class Grader:
             with phase("reference"):
                 self.references.prepare(lab)
                 lr = self._lab_run(lab, rubric, br.runner, logs, ws_root, contents)
+                lr.library_kernels = br.library_kernels
             if any(sp.performance > 0 for sp in lr.points) and self.options.performance:
                 if lr.reference is None:
                     lg.notes.append(SELF_GRADE_NO_REFERENCE)
@@ -288,11 +289,13 @@ class Grader:
             grades[sp.id].checks["correctness"] = Check("correctness", FAIL, 0, sp.correctness,
                                                         f"the runner has no stage {sp.id!r} (rubric error?)")
         expect = Expect(lab, {sid: str(info.get("title", "")) for sid, info in table.items()})
+        files = {sid: Path(str(info.get("file", ""))).name for sid, info in table.items() if info.get("file")}
         return LabRun(lab, rubric, runner, self.references.runner(lab), self.references.verifier(lab), logs, ws_root,
                       contents,
                       [sp for sp in points if sp not in unknown], grades, on_gpu, expect, self.sandbox, self.options,
                       self.gpu, self.parallel,
-                      reference_times=functools.partial(self.references.times, lab, rubric, device=self.device))
+                      reference_times=functools.partial(self.references.times, lab, rubric, device=self.device),
+                      stage_files=files)
 
     def labs_in(self, subs: list[Path], labs: list[str]) -> list[str]:
         """The labs of `labs` that some of `subs` hands in, most submissions first (a folder is

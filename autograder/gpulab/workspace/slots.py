@@ -62,6 +62,8 @@ class BuildResult:
     seconds: float
     symbol_problems: list[str] = field(default_factory=list)
     symbol_note: str = ""
+    # {student file: the CUB/Thrust kernels its object instantiates} (symbols.library_kernels)
+    library_kernels: dict[str, list[str]] = field(default_factory=dict)
 
 
 class Slot:
@@ -218,14 +220,19 @@ class Slot:
         out = dest / target
         shutil.copy2(runner, out)
         problems, note = self.check_symbols(lab, list(contents))
+        library = symbols.library_kernels(self.student_objects(lab, list(contents)))
         self.restore(lab, student_files)
-        return BuildResult(True, out, log, time.monotonic() - start, problems, note)
+        return BuildResult(True, out, log, time.monotonic() - start, problems, note, library)
+
+    def student_objects(self, lab: str, files: list[str]) -> list[Path]:
+        """The objects the build compiled from the student's files (those that exist)."""
+        obj_dir = self.build / "labs" / lab / "CMakeFiles" / f"{lab}-student.dir"
+        objects = [obj_dir / f"{f}.o" for f in files if f.endswith((".cu", ".cpp", ".cc", ".cxx"))]
+        return [o for o in objects if o.is_file()]
 
     def check_symbols(self, lab: str, files: list[str]) -> tuple[list[str], str]:
         """nm over the student's objects (see symbols.py); a missing object only skips the check."""
-        obj_dir = self.build / "labs" / lab / "CMakeFiles" / f"{lab}-student.dir"
-        objects = [obj_dir / f"{f}.o" for f in files if f.endswith((".cu", ".cpp", ".cc", ".cxx"))]
-        objects = [o for o in objects if o.is_file()]
+        objects = self.student_objects(lab, files)
         if not objects:
             return [], "symbol check not run (student objects not found)"
         if self._protected is None:

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 from gpulab import proc
+from gpulab.kernel_names import library_kernel
 
 FORBIDDEN_CALLS = {"mprotect", "dlopen", "dlsym", "dlvsym", "ptrace", "process_vm_writev", "process_vm_readv",
                    "syscall", "fork", "vfork", "execve", "execv", "execvp", "execl", "execlp", "system", "popen",
@@ -127,3 +128,45 @@ def check_objects(objects: list[Path], protected: set[str] | None) -> tuple[list
             if base in FORBIDDEN_CALLS:
                 problems.append(f"{obj.name}: calls `{base}`, which a lab has no use for (process or memory tricks)")
     return problems, ""
+
+
+# nvcc's host stub of a kernel, the identifier `__device_stub__<kernel's mangled name without its
+# leading "_">`, appears in the object's symbols (the stub itself, `_Z90__device_stub__ZN4scan...`,
+# or a local static of it, `_ZZL143__device_stub__ZN3cub...E5__tmp`) beside the kernel's own host
+# symbol, for each kernel instantiated in that translation unit; the digits before it are the
+# identifier's length.
+_DEVICE_STUB = re.compile(r"(\d+)(__device_stub__)")
+
+
+# CUB's PTX-version probe, `cub::detail::EmptyKernel<void>`: including CUB's or Thrust's device
+# headers instantiates it with no call at all (nvcc 13.0: device_scan.cuh, device_radix_sort.cuh,
+# thrust/device_vector.h), and it runs no algorithm. Including a header is not a library call.
+_HEADER_KERNEL = re.compile(r"11EmptyKernelI")
+
+
+def _stubbed_kernels(names: set[str]) -> set[str]:
+    """The kernels' mangled names that the stubs among `names` name."""
+    out = set()
+    for n in names:
+        for m in _DEVICE_STUB.finditer(n):
+            ident = n[m.start(2):m.start(2) + int(m.group(1))]
+            if len(ident) > len("__device_stub__"):
+                out.add("_" + ident[len("__device_stub__"):])
+    return out
+
+
+def library_kernels(objects: list[Path]) -> dict[str, list[str]]:
+    """{object's source file name: the CUB/Thrust kernels (mangled) it instantiates}: a device-wide
+    library algorithm's kernels are templates, compiled into the object whose code calls it, so
+    this is seen without running anything (checks/library.py holds it beside what the profiles
+    saw). Objects nm cannot read are left out."""
+    found: dict[str, list[str]] = {}
+    for obj in objects:
+        rows = _nm(["--defined-only", str(obj)])
+        if rows is None:
+            continue
+        names = {n for _, n in rows}
+        kernels = sorted(k for k in _stubbed_kernels(names) if library_kernel(k) and not _HEADER_KERNEL.search(k))
+        if kernels:
+            found[obj.name.removesuffix(".o")] = kernels
+    return found
