@@ -190,10 +190,12 @@ def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, problem: str
         unseen = [s for s in stages if stage_result(doc, s) is None]
         if unseen:
             rep.clean = False
+            why = (f"its output ran past the {proc.MAX_OUTPUT >> 20} MiB the grader keeps (printing from a kernel?)"
+                   if res.truncated else "did the program end, or change course, under the sanitizer?")
             rep.findings.append(Finding(
                 "not-run", None, None, "error",
                 f"the runner reported no result for {', '.join(unseen)} under {tool} ({res.describe_exit()}): "
-                "the stage's run was not seen (did the program end, or change course, under the sanitizer?)"))
+                f"the stage's run was not seen ({why})"))
     return rep
 
 
