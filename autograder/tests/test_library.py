@@ -372,6 +372,14 @@ class LibraryCheckTest(FakeGrading, unittest.TestCase):
             self.assertIn("scan.cu compiles library kernels (cub::...::DeviceScanKernel)", lib.summary)
             self.assertIn("remove the CUB/Thrust device-wide call from scan.cu", lib.fix)
 
+    def test_a_file_with_a_stage_that_may_call_the_library_is_left_to_the_profiles(self):
+        cub = "_ZN3cub17CUB_300001_SM_9006detail4scan16DeviceScanKernelIiEEvv"
+        rubric = RUBRIC.replace('id = "shared"\n', 'id = "shared"\nlibrary = "any"\n')
+        self.course = make_course(self.tmp / "any", rubric=rubric)
+        sub = self.grade(dict(REFERENCE, compiled_library=[cub]))
+        self.assertEqual(self.stage(sub, "naive").checks["library"].status, "pass")
+        self.assertEqual(self.stage(sub, "naive").points, 15)   # 10 + 2 + 3: full
+
     def test_a_library_call_the_profile_saw_is_judged_by_the_profile(self):
         # The same object, and naive's profile shows the kernel: naive earns 0, shared (same file,
         # no library kernel in its range) keeps its points, as before the object rule.

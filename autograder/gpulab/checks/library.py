@@ -74,6 +74,8 @@ def compiled_in(lr: LabRun, checked: list[StagePoints]) -> None:
     in dead code), or Nsight Compute could not run. Either way the file asks for its own kernels:
     every stage of it this check covers earns 0, the kernels and the file named."""
     for file, kernels in sorted(lr.library_kernels.items()):
+        if any(sp.library == "any" and lr.stage_files.get(sp.id) == file for sp in lr.points):
+            continue   # a stage of the file may call the library: only the profiles can say which
         stages = [sp for sp in checked if lr.stage_files.get(sp.id) == file]
         # A stage of the file the profiles already failed (a library kernel, an escape, a run that
         # could not be read) may be where the call is: the profiles judged that file.
