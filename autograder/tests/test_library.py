@@ -420,6 +420,15 @@ class ConflictEscapeTest(FakeGrading, unittest.TestCase):
         self.assertEqual(shared.checks["library"].status, "pass")   # at 65536 its kernel stays inside
         self.assertEqual(shared.checks["correctness"].points, 10)
 
+    def test_a_kernel_the_filtered_profile_left_out_costs_the_conflict_points(self):
+        # The unfiltered run shows two kernels in the stage's range, the Source Counters report one
+        # (a kernel in a nested range of the student's, if ncu's filter leaves such kernels out).
+        with env(FAKE_NCU_RANGE_KERNELS="2"):
+            sub = self.grade(REFERENCE)
+        cf = self.stage(sub, "shared").checks["conflict_free"]
+        self.assertEqual((cf.status, cf.points), ("fail", 0))
+        self.assertIn("2 kernels in the stage's range, of which the Source Counters profile covered 1", cf.summary)
+
     def test_an_honest_stage_keeps_them(self):
         sub = self.grade(REFERENCE)
         cf = self.stage(sub, "shared").checks["conflict_free"]

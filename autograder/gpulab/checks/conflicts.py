@@ -151,11 +151,22 @@ def _escaped(check: Check, prof: ncu_report.KernelProfile | None, sid: str) -> C
     """The check, or a FAIL when the stage's run at the conflicts size launched kernels outside its
     NVTX range (the Source Counters profile, filtered to the range, never saw them) or could not be
     read as the stage's run (ncu_run: a cut output, no markers and no kernel)."""
-    if prof is None or not (prof.escaped or prof.anomaly):
+    if prof is None:
+        return check
+    # The Source Counters profile's own kernels (report.kernels) against the range's kernels in the
+    # unfiltered run: fewer means some kernel of the range (inside a nested range of the student's,
+    # say) was left out by the filter, whatever ncu's matching rules are. The same program at the
+    # same size and knobs launches the same kernels (a stage's one-time set-up, done by an earlier
+    # stage of the one-process run, can only make the unfiltered count smaller).
+    profiled = (check.data.get("report") or {}).get("kernels") or []
+    short = bool(prof.kernels) and check.status == PASS and len(profiled) < len(prof.kernels)
+    if not (prof.escaped or prof.anomaly or short):
         return check
     shown = list(dict.fromkeys(short_kernel(k) for k in readable_names(prof.escaped)))
     what = (f"kernels launched during its run outside the NVTX range gpulab:{sid} ({', '.join(shown[:3])})"
-            if prof.escaped else prof.anomaly)
+            if prof.escaped else prof.anomaly or
+            f"{len(prof.kernels)} kernels in the stage's range, of which the Source Counters profile covered "
+            f"{len(profiled)}")
     return Check("conflict_free", FAIL, 0, check.max_points,
                  f"the bank-conflict profile reads only the stage's NVTX range, and Nsight Compute saw {what}: "
                  "their conflicts were not counted",
