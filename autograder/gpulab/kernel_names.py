@@ -190,3 +190,8 @@ def short_kernel(name: str) -> str:
     if len(parts) <= 1:
         return text or name[:80]
     return "::".join(parts[:1] + (["..."] if len(parts) > 2 else []) + parts[-1:])
+
+
+def shown_kernels(names: list[str]) -> list[str]:
+    """Kernels as a report lists them: readable, shortened, each once, in launch order."""
+    return list(dict.fromkeys(short_kernel(k) for k in readable_names(names)))

@@ -21,7 +21,7 @@ from types import TracebackType
 from gpulab import gpulock
 from gpulab.checks import kernel_profiles
 from gpulab.checks.lab_run import SANDBOX_FIX, LabRun
-from gpulab.kernel_names import readable_names, short_kernel
+from gpulab.kernel_names import shown_kernels
 from gpulab.rubric import StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
 from gpulab.tools.ncu import report as ncu_report
@@ -162,7 +162,7 @@ def _escaped(check: Check, prof: ncu_report.KernelProfile | None, sid: str) -> C
     short = bool(prof.kernels) and check.status == PASS and len(profiled) < len(prof.kernels)
     if not (prof.escaped or prof.anomaly or short):
         return check
-    shown = list(dict.fromkeys(short_kernel(k) for k in readable_names(prof.escaped)))
+    shown = shown_kernels(prof.escaped)
     what = (f"kernels launched during its run outside the NVTX range gpulab:{sid} ({', '.join(shown[:3])})"
             if prof.escaped else prof.anomaly or
             f"{len(prof.kernels)} kernels in the stage's range, of which the Source Counters profile covered "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpulab.checks.kernel_profiles import profile, profile_stages
 from gpulab.checks.lab_run import SANDBOX_FIX, LabRun
-from gpulab.kernel_names import library_kernel, readable_names, short_kernel
+from gpulab.kernel_names import library_kernel, readable_names, shown_kernels
 from gpulab.rubric import Rubric, Size, StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check, StageGrade
 
@@ -35,7 +35,7 @@ def _profiled(lr: LabRun, checked: list[StagePoints], size: Size) -> None:
         lib = [k for k in prof.kernels + prof.escaped if library_kernel(k)]
         if lib:
             named = list(dict.fromkeys(readable_names(lib)))
-            shown = list(dict.fromkeys(short_kernel(k) for k in named))
+            shown = shown_kernels(lib)
             _zero_stage(sg, Check(
                 "library", FAIL, 0, 0,
                 f"0: this stage asks for your own kernel (rubric library = \"{sp.library}\"), but Nsight "
@@ -46,7 +46,7 @@ def _profiled(lr: LabRun, checked: list[StagePoints], size: Size) -> None:
         elif prof.escaped or prof.anomaly:
             # The checks read the stage's NVTX range; work it hides from the range is work nobody
             # graded (common/src/stage_marker.cu). An honest stage never does either.
-            shown = list(dict.fromkeys(short_kernel(k) for k in readable_names(prof.escaped)))
+            shown = shown_kernels(prof.escaped)
             what = (f"kernels launched during the stage's run outside its NVTX range \"gpulab:{sp.id}\": "
                     f"{', '.join(shown[:3])}" if prof.escaped else f"a run of the stage it cannot attribute: "
                     f"{prof.anomaly}")
@@ -84,7 +84,7 @@ def compiled_in(lr: LabRun, checked: list[StagePoints]) -> None:
         if judged or not stages:
             continue
         named = list(dict.fromkeys(readable_names(kernels)))
-        shown = list(dict.fromkeys(short_kernel(k) for k in named))
+        shown = shown_kernels(kernels)
         for sp in stages:
             _zero_stage(lr.grades[sp.id], Check(
                 "library", FAIL, 0, 0,
