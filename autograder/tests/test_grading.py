@@ -345,6 +345,9 @@ class GradingTest(FakeGrading, unittest.TestCase):
         c = self.stage(sub, "shared").checks["sanitizer"]
         self.assertEqual((c.status, c.points), ("fail", 0))
         self.assertIn("the runner reported no result for shared", " ".join(c.details))
+        self.assertIn("its run was not seen", c.summary)      # not "1 finding(s)": there is none in the code
+        self.assertNotIn("finding", c.summary)
+        self.assertIn("no early exit", c.fix)
         self.assertEqual(self.stage(sub, "naive").checks["sanitizer"].status, "pass")   # rerun alone: seen
 
     def test_every_sanitizer_shape_runs_every_stage_it_applies_to(self):

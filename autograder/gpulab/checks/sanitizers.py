@@ -94,11 +94,14 @@ def verdict(pts: float, reports: list[compute_sanitizer.SanitizerReport]) -> Che
     missing = [r for r in reports if not r.ran]
     for r in bad:
         for f in r.findings:
-            check.details.append(f"{r.tool}{_on(r)}: {f.kind} at {f.where}\n{f.excerpt}")
+            check.details.append(f"{r.tool}{_on(r)}: {f.excerpt}" if f.kind == compute_sanitizer.UNSEEN_RUN
+                                 else f"{r.tool}{_on(r)}: {f.kind} at {f.where}\n{f.excerpt}")
     if bad:
         check.status = FAIL
-        check.summary = "; ".join(f"{r.tool}{_on(r)}: {sum(1 for f in r.findings if f.severity == 'error')} finding(s)"
-                                  for r in bad)
+        check.summary = "; ".join(f"{r.tool}{_on(r)}: {_bad_summary(r)}" for r in bad)
+        if all(f.kind == compute_sanitizer.UNSEEN_RUN for r in bad for f in r.findings):
+            check.fix = ("run the same under a sanitizer as without one: no early exit, no other path "
+                         "when a tool's library is loaded, output within the grader's limit")
     elif missing:
         check.status, check.summary, check.fix = NOT_RUN, missing[0].reason, missing[0].fix
     else:
@@ -107,6 +110,15 @@ def verdict(pts: float, reports: list[compute_sanitizer.SanitizerReport]) -> Che
         check.status, check.points = PASS, pts
         check.summary = " and ".join(tools_used) + " clean" + (f" on {shapes} shapes" if shapes > 1 else "")
     return check
+
+
+def _bad_summary(r: compute_sanitizer.SanitizerReport) -> str:
+    """A report that is not clean: its error count, or, for a stage the tool never saw run (its
+    summary clean, but the runner reported nothing of it), that: it is no finding in the code,
+    and a student reading "1 finding(s)" would look for one."""
+    if any(f.kind == compute_sanitizer.UNSEEN_RUN for f in r.findings):
+        return "the runner reported no result for the stage (its run was not seen under the tool)"
+    return f"{sum(1 for f in r.findings if f.severity == 'error')} finding(s)"
 
 
 def _on(r: compute_sanitizer.SanitizerReport) -> str:

@@ -42,6 +42,10 @@ class Finding:
         return f"{self.file}:{self.line}" if self.file else "unknown location"
 
 
+# The kind of a finding that is no error in the code: the stage's run was not seen under the tool.
+UNSEEN_RUN = "not-run"
+
+
 @dataclass
 class SanitizerReport:
     tool: str
@@ -193,7 +197,7 @@ def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, problem: str
             why = (f"its output ran past the {proc.MAX_OUTPUT >> 20} MiB the grader keeps (printing from a kernel?)"
                    if res.truncated else "did the program end, or change course, under the sanitizer?")
             rep.findings.append(Finding(
-                "not-run", None, None, "error",
+                UNSEEN_RUN, None, None, "error",
                 f"the runner reported no result for {', '.join(unseen)} under {tool} ({res.describe_exit()}): "
                 f"the stage's run was not seen ({why})"))
     return rep
