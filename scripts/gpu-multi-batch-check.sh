@@ -45,14 +45,30 @@ rm -rf "$out/work-clean" "$out/work-one" "$out/work-all"
 
 # Seconds since $1 (date +%s.%N); awk, not bc: the H200 machine had no bc (2026-11-23).
 secs() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+# What held a way back: the batch prints how busy its processes kept the host's cores ("host
+# CPUs:"), and nvidia-smi samples how much of the time each GPU ran kernels (every 2 s) while the way runs. On two
+# H200s (2026-11-29) 18 rows took 400.7 s on both against 509.9 s on one: every check of a row
+# took longer beside twice as many others, which a busy GPU does not explain.
+sample_gpus() { nvidia-smi dmon -s u -d 2 >"$out/dmon-$1.log" 2>&1 & dmon=$!; }
+said_load() {
+  kill "$dmon" 2>/dev/null; wait "$dmon" 2>/dev/null
+  grep -h "host CPUs:" "$out/$1.log" | sed "s/^/multi-batch: $1: /"
+  awk -v way="$1" '!/^#/ && NF >= 2 && $2 ~ /^[0-9]+$/ { n[$1]++; s[$1] += $2 }
+    END { for (g in n) printf "multi-batch: %s: GPU %s ran kernels %.0f%% of the time (nvidia-smi dmon sm, 2-s samples)\n", way, g, s[g] / n[g] }' \
+    "$out/dmon-$1.log"
+}
 t0=$(date +%s.%N)
+sample_gpus clean
 grade --out "$out/clean" --work "$out/work-clean" --gpus all >"$out/clean.log" 2>&1
 echo "multi-batch: --gpus all: exit $? in $(secs "$t0") s"
 all_s=$(secs "$t0")
+said_load clean
 t0=$(date +%s.%N)
+sample_gpus one
 grade --out "$out/one" --work "$out/work-one" --gpus 0 >"$out/one.log" 2>&1
 echo "multi-batch: --gpus 0: exit $? in $(secs "$t0") s"
 one_s=$(secs "$t0")
+said_load one
 
 # --gpus all, killed once half-way through: SIGKILL to its process group when half the rows exist.
 t0=$(date +%s.%N)
@@ -82,7 +98,7 @@ grep -m1 "already graded" "$out/all-2.log"
 # Every row the same in the three runs (status, points within the timing noise), the rows' time.
 status=0
 PYTHONPATH=$root/autograder${PYTHONPATH:+:$PYTHONPATH} "$py" autograder/tests/batch_ways.py "$out" --gpus "$ngpu" \
-  --way "one=--gpus 0=$one_s" --way "clean=--gpus all=$all_s" --way "all=--gpus all, killed + resumed=$killed_s" || status=1
+  --way "one=--gpus 0=$one_s=1" --way "clean=--gpus all=$all_s" --way "all=--gpus all, killed + resumed=$killed_s" || status=1
 # Both GPUs named in the rows of the two-GPU runs; nothing outlived the kill; the speed-up.
 for w in clean all; do
   gpus=$("$py" -c 'import csv, sys; print(len({r["gpu"] for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "graded"}))' \

@@ -37,6 +37,7 @@ timed() {  # NAME LABEL ARGS...: one way into $out/NAME in a fresh workspace; it
   local rc=$?
   secs "$t0" >"$out/$name.s"
   echo "throughput: $label: exit $rc in $(cat "$out/$name.s") s"
+  grep -h "host CPUs:" "$out/$name.log" | sed "s/^/throughput: $label: /"   # how busy the batch kept the cores
   args+=(--way "$name=$label=$(cat "$out/$name.s")")
 }
 [[ $ways == *" default "* ]] && timed default "default (no flag)"

@@ -4,6 +4,8 @@ divides the rows' GPU time by it."""
 
 import json
 import shutil
+import subprocess
+import sys
 import time
 import unittest
 
@@ -96,11 +98,16 @@ class RecordedBatchTest(FakeGrading, unittest.TestCase):
         out = self.tmp / "out"
         g = fake_grader(self.course, self.tmp, verify_timing=False)
         grade = lambda s, o: g.grade(s, o, None)  # noqa: E731
+        said = []
         self.assertEqual(local.run_batch(subs[0].parent, out, grade, {"scan": 34}, jobs=4, gpu=True,
-                                         log=lambda m: None), 0)
+                                         log=said.append), 0)
         runs = throughput.runs(out)
         self.assertEqual([(r["rows"], r["in_flight"], r["gpus"]) for r in runs],
                          [([f"s{i}" for i in range(4)], 4, 1)])
+        # The CPU time of the run's processes (the fake runners are processes too) and the cores.
+        self.assertGreater(runs[0]["cpu_seconds"], 0)
+        self.assertEqual(runs[0]["cores"], throughput.host_cores())
+        self.assertTrue(any(m.startswith("host CPUs: ") for m in said), said)
         p = plan.estimate(subs[0].parent, out, {"scan": 34}, {"scan": 500.0}, jobs=4, gpu=True, force=True)
         self.assertGreater(p.overlap, 1.0)
         self.assertIn("the last batch in OUT: 4 rows", plan.format_plan(p))
@@ -110,6 +117,23 @@ class RecordedBatchTest(FakeGrading, unittest.TestCase):
         # A smoke test of the path on a shared CI machine; the goal (within 15 %) is measured on a GPU.
         self.assertLess(abs(p.wall_seconds(1) - actual) / actual, 0.5, (p.wall_seconds(1), actual, p.overlap))
         self.assertEqual(len(throughput.runs(out)), 2)
+
+
+class HostCpuTest(unittest.TestCase):
+    def test_the_cpu_time_of_waited_for_children_counts(self):
+        before = throughput.cpu_seconds()
+        subprocess.run([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                        "while time.process_time() - t < 0.3: pass"], check=True)
+        self.assertGreater(throughput.cpu_seconds() - before, 0.25)
+
+    def test_a_batch_that_kept_the_cores_busy_is_said_to_be_held_back_by_them(self):
+        # Two H200s, 32 cores: how busy a batch kept them decides whether more GPUs can help.
+        busy = throughput.cpu_note(0.9 * 400 * 32, 400, 32)
+        self.assertIn("host CPUs: 90% busy on average (11520 CPU-seconds in 400 s on 32 cores)", busy)
+        self.assertIn("more GPUs would not grade it much faster", busy)
+        idle = throughput.cpu_note(0.3 * 400 * 32, 400, 32)
+        self.assertIn("30% busy", idle)
+        self.assertNotIn("GPUs", idle)
 
 
 if __name__ == "__main__":

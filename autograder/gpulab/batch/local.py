@@ -33,16 +33,20 @@ def run_batch(folder: Path, out: Path, grade_one: Callable[[Path, Path], Submiss
     gradebook.write_batch_info(out, maxima)
     todo = queue.to_grade(subs, out, force, gpu)
     label = device or ("GPU" if gpu else "no GPU")
-    started = time.time()
+    started, cpu0 = time.time(), throughput.cpu_seconds()
     with progress.Progress(len(todo), [label], log) as prog:
         prog.note(f"gpulab grade --batch: {len(subs)} submissions, {len(subs) - len(todo)} already graded "
                   f"(--force regrades), {len(todo)} to grade, {queue.in_flight(jobs, gpu)} at once (builds in parallel; "
                   "untimed checks side by side on the GPU, each timing alone)")
         errors = queue.work(todo, out, grade_one, maxima, prog.event, label, jobs, time.time() if force else 0.0, gpu)
         path = gradebook.write(out, maxima)
+        cpu = throughput.cpu_seconds() - cpu0
+        if todo:
+            prog.note(throughput.cpu_note(cpu, time.time() - started, throughput.host_cores()))
         prog.note(f"gradebook: {path}")
     if gpu:   # what --plan predicts the next batch from
-        throughput.record_run(out, [submission_name(s) for s in todo], started, 1, queue.in_flight(jobs, gpu), label)
+        throughput.record_run(out, [submission_name(s) for s in todo], started, 1, queue.in_flight(jobs, gpu), label,
+                              cpu=cpu)
     return errors
 
 
@@ -54,7 +58,7 @@ def run_workers(folder: Path, out: Path, devices: Sequence[Any], worker_argv: Ca
     lines, given --regrade-before <now> for --force); they share the queue through the claims. A worker that dies loses only the submission
     it was grading (no row: the next run grades it); the others take the rest. Returns errors
     (a dead worker counts as one)."""
-    started = time.time()
+    started, cpu0 = time.time(), throughput.cpu_seconds()
     subs = queue.find_submissions(folder)
     out.mkdir(parents=True, exist_ok=True)
     gradebook.write_batch_info(out, maxima)
@@ -107,10 +111,13 @@ def run_workers(folder: Path, out: Path, devices: Sequence[Any], worker_argv: Ca
                           f"its log: {logs}; rows already written stand, run the same command to grade the rest")
         errors += prog.failed
         path = gradebook.write(out, maxima)
+        cpu = throughput.cpu_seconds() - cpu0   # the workers', waited for above
+        if todo:
+            prog.note(throughput.cpu_note(cpu, time.time() - started, throughput.host_cores()))
         prog.note(f"gradebook: {path}")
     if gpu and devices:
         throughput.record_run(out, [submission_name(s) for s in todo], started, len(devices), in_flight,
-                              "; ".join(labels))
+                              "; ".join(labels), cpu=cpu)
     return errors
 
 
