@@ -26,6 +26,7 @@
 #        timers (run --timer sync and events, three processes each, at each lab's grading size),
 #        gpu-slow-testdata + gpu-slow-rest (the gpu-slow preset in two halves, one per GPU),
 #        ncu-overhead (autograder/bench/ncu_overhead.py: the timing cross-check's ncu cost, way by way),
+#        startup (scripts/gpu-startup-cost.sh: a runner process's cost before its kernels; LABS),
 #        guard-cost (autograder/bench/replay_guard_cost.py: the replay guard's cost per lab, medians beside),
 #        candidate (a patch to a reference timed against it: scripts/gpu-candidate.sh; CANDIDATE_PATCH, CANDIDATE_RUNS).
 set -u
@@ -94,7 +95,7 @@ if [ "$mode" = steps ]; then
       # Every GPU known-bad class of CLASS_LABS (default: every lab), CLASS_JOBS at once.
       classes-all) run classes-all 2400 $py autograder/tests/testdata_suite.py --gpu-only --jobs "${CLASS_JOBS:-3}" --out "$L/classes-all" ${CLASS_LABS:-$labs} ;;
       reduction-classes) run reduction-classes 900 $py autograder/tests/testdata_suite.py --out "$L/reduction-classes" reduction ;;
-      multi-batch) OUT=$L/multi-batch run multi-batch 1200 scripts/gpu-multi-batch-check.sh gpu ;;
+      multi-batch) OUT=$L/multi-batch run multi-batch 2400 scripts/gpu-multi-batch-check.sh gpu ;;   # 18 rows: ~1450 s on two H200s
       reduction-bench) OUT=$L/reduction-bench run reduction-bench 600 autograder/bench/reduction_gpu_check.sh ;;
       ctest-reduction) run ctest-reduction 600 ctest --preset gpu -R reduction --output-on-failure ;;
       reduction-ncu) run reduction-ncu 600 build/gpu/gpulab measure reduction --quick --only experiments,ncu-sweeps --out "$L/reduction-ncu" ;;
@@ -127,9 +128,11 @@ if [ "$mode" = steps ]; then
           if [ -f "${p%.patch}.runs" ]; then mapfile -t runs < <(grep -v '^ *\(#\|$\)' "${p%.patch}.runs")
           else IFS='|' read -r -a runs <<< "${CANDIDATE_RUNS:-}"; fi
           OUT=$L/$c run "$c" 900 scripts/gpu-candidate.sh "$p" "${runs[@]}"; done ;;
+      # What a runner process costs before its kernels: alone, eagerly loaded, K at once (LABS).
+      startup) OUT=$L/startup run startup 600 scripts/gpu-startup-cost.sh gpu ;;
       ncu-overhead) run ncu-overhead 900 $py autograder/bench/ncu_overhead.py --out "$L/ncu-overhead" ;;
       gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
-      *) sum "unknown step $s (steps: build ctest-gpu ctest-labs cmd concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers goals ncu-overhead guard-cost candidate)" ;;
+      *) sum "unknown step $s (steps: build ctest-gpu ctest-labs cmd concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers goals ncu-overhead guard-cost candidate startup)" ;;
     esac
   done
   sum "steps done"
