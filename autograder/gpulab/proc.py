@@ -32,10 +32,14 @@ from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 MAX_OUTPUT = 4 * 1024 * 1024  # bytes kept of each stream; the rest is dropped (a student may print GBs)
-# Builds run at this niceness: in a batch, a build (ninja starts nproc + 2 compilers) shares the
-# CPUs with another row's timed run, whose measured time includes the host's wake-up after each
-# synchronisation; at niceness 0 against the compilers that wake-up waited (scan's single-pass
-# at 2^24 moved 7.6 % between two batches on two H200s, 2026-11-23).
+# Builds and every untimed check (correctness cases, verdicts, sanitizer runs, Nsight Compute
+# profiles and report reads) run at this niceness; only the timed runs keep 0. In a batch they
+# share the CPUs with another row's timed run, whose measured time includes the host's wake-up
+# after each synchronisation: at niceness 0 against the compilers that wake-up waited (scan's
+# single-pass at 2^24 moved 7.6 % between two batches on two H200s, 2026-11-23), and with the
+# builds niced the untimed checks beside it still moved the 0.06 ms stages up to 30 % between the
+# two GPUs of a host (2026-11-29). Niceness orders the CPUs only: GPU times, counts and verdicts
+# are the same.
 BUILD_NICENESS = 10
 
 
@@ -289,7 +293,8 @@ def run(cmd: Sequence[str | os.PathLike], *, timeout: float | None = None,
 
 def background(argv: Sequence[str | os.PathLike]) -> list[str]:
     """argv run at BUILD_NICENESS (coreutils' nice; unchanged where there is none): for work whose
-    speed matters less than the timings of what runs beside it (compilers, CMake)."""
+    speed matters less than the timings of what runs beside it (compilers, CMake, the untimed
+    checks). An empty argv gives the prefix alone, for a wrapper."""
     nice = shutil.which("nice")
     return ([nice, "-n", str(BUILD_NICENESS)] if nice else []) + [str(a) for a in argv]
 

@@ -2,6 +2,7 @@
 isolation of crashes and hangs, forged output, compile errors, no GPU, and the output formats."""
 
 import json
+import os
 import re
 import unittest
 
@@ -9,7 +10,7 @@ from gpulab import report
 from gpulab.commands.grade import exit_code_for
 from gpulab.lint import forbidden_constructs
 from gpulab.tools.runner_json import case_outcome, parse_runner_json
-from gpulab.proc import Result
+from gpulab.proc import BUILD_NICENESS, Result
 from gpulab.rubric import Case, Size
 from tests.helpers import (FakeGrading, FIXTURES, REFERENCE, RUBRIC, TempDir, env, fake_grader, fake_tools_env, make_course,
                            submission_dir)
@@ -349,6 +350,23 @@ class GradingTest(FakeGrading, unittest.TestCase):
         self.assertNotIn("finding", c.summary)
         self.assertIn("no early exit", c.fix)
         self.assertEqual(self.stage(sub, "naive").checks["sanitizer"].status, "pass")   # rerun alone: seen
+
+    def test_only_timed_runs_keep_the_graders_niceness(self):
+        # Every untimed check (correctness cases, the verdict, sanitizers, profiles, report reads)
+        # runs at the builds' niceness, so that a timed run beside it (another row's, the other
+        # GPU's) gets the CPUs first: the 0.06 ms stages moved up to 30 % between two GPUs of one host.
+        log = self.tmp / "nice.log"
+        with env(FAKE_NICE_LOG=str(log)):
+            sub = self.grade(GOOD)
+        self.assertEqual(sub.points, sub.max_points)
+        base = os.nice(0)
+        rows = [line.split() for line in log.read_text().splitlines()]
+        seen = {(tool, kind) for tool, kind, _ in rows}
+        for want in (("runner", "timed"), ("runner", "case"), ("sanitizer", "memcheck"), ("ncu", "profile")):
+            self.assertIn(want, seen)
+        for tool, kind, niceness in rows:
+            self.assertEqual(int(niceness), base if (tool, kind) == ("runner", "timed")
+                             else min(19, base + BUILD_NICENESS), (tool, kind))
 
     def test_every_sanitizer_shape_runs_every_stage_it_applies_to(self):
         # A finding on the second shape alone fails the stage: one shape saw one grid (issue 24).

@@ -18,7 +18,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
-from gpulab import gpulock
+from gpulab import gpulock, proc
 from gpulab.checks import kernel_profiles
 from gpulab.checks.lab_run import SANDBOX_FIX, LabRun
 from gpulab.kernel_names import shown_kernels
@@ -206,11 +206,13 @@ def _verdict(lr: LabRun, sid: str, pts: float, profiled: ncu_report.ConflictRepo
             # The report lay where student code could replace it: it is read back in the jail
             # too, as the sandbox user, from a copy in its own folder (the logs may lie where the
             # sandbox user cannot enter).
-            reader = (lr.sandbox.wrap([], rubric.tool_timeout * 2 + 10, rw=[rd], ro=[lr.logs.resolve()],
-                                      chdir=rd) if lr.sandbox.jailed else None)
+            # Reading a report is CPU work beside other rows' timings: at the builds' niceness.
+            jailed = lr.sandbox.jailed
+            reader = proc.background(lr.sandbox.wrap([], rubric.tool_timeout * 2 + 10, rw=[rd], ro=[lr.logs.resolve()],
+                                                     chdir=rd) if jailed else [])
             rep = ncu_run.read_conflicts(profiled, import_wrapper=reader,
-                                     import_env=lr.sandbox.env(rd) if reader is not None else None,
-                                     import_dir=rd if reader is not None else None)
+                                     import_env=lr.sandbox.env(rd) if jailed else None,
+                                     import_dir=rd if jailed else None)
     ncu_report.relativize(rep, lr.ws_root)
     _fill_source_lines(rep, lr.lab, lr.contents)
     check = Check("conflict_free", max_points=pts, data={"report": rep.to_json()})

@@ -116,7 +116,8 @@ def run_verified_case(lr: LabRun, case: Case, stages: list[str], timeout: float,
             for s in passed:
                 argv += ["--stage", s]
             with scoring.add_time(spent, "verify"):
-                res = proc.run(argv + case.runner_args() + ["--output-dir", str(checked), "--format", "json"],
+                res = proc.run(proc.background(argv + case.runner_args() + ["--output-dir", str(checked),
+                                                                            "--format", "json"]),
                                timeout=max(timeout, 60))
             doc = parse_runner_json(res.stdout)
             for s in passed:
@@ -144,7 +145,7 @@ def run_case(lr: LabRun, case: Case, stages: list[str], timeout: float, save: Pa
 
     def alone(s: str) -> CaseResult:
         single = lr.sandbox.run([str(lr.runner), "run", "--stage", s] + case.runner_args()
-                                + ["--no-time", "--format", "json"] + extra, timeout=timeout, rw=rw)
+                                + ["--no-time", "--format", "json"] + extra, timeout=timeout, rw=rw, untimed=True)
         return case_outcome(single, s, case, expect=lr.expect)
 
     if len(stages) == 1:
@@ -153,7 +154,7 @@ def run_case(lr: LabRun, case: Case, stages: list[str], timeout: float, save: Pa
     for s in stages:
         argv += ["--stage", s]
     res = lr.sandbox.run(argv + case.runner_args() + ["--no-time", "--format", "json"] + extra, timeout=timeout,
-                         rw=rw)
+                         rw=rw, untimed=True)
     doc = parse_runner_json(res.stdout)
     rows = {s: stage_result(doc, s) for s in stages}
     trusted = (doc is not None and not res.timed_out and res.returncode in (0, 1)

@@ -110,7 +110,8 @@ class Grader:
         table = self.references.stage_table(lab)
         if table:
             return table
-        return stage_table_of(self.sandbox.run([str(student_runner), "list", "--format", "json"], timeout=60))
+        return stage_table_of(self.sandbox.run([str(student_runner), "list", "--format", "json"], timeout=60,
+                                               untimed=True))
 
     # -- one submission -------------------------------------------------------------------
     def grade(self, path: Path, out: Path, labs: list[str] | None = None) -> SubmissionGrade:

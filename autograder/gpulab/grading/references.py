@@ -73,11 +73,13 @@ class References:
             if ref is not None:
                 # Asked of the trusted reference only: the student's runner is built from the same
                 # common/, and its own --help could lie.
-                run_help = proc.run([ref, "run", "--help"], timeout=30)
-                verify_help = proc.run([ref, "verify", "--help"], timeout=30)
+                # Untimed, as every run but a timing: at the builds' niceness (proc.background).
+                run_help = proc.run(proc.background([ref, "run", "--help"]), timeout=30)
+                verify_help = proc.run(proc.background([ref, "verify", "--help"]), timeout=30)
                 if "--save-output" in run_help.stdout + run_help.stderr and verify_help.ok:
                     verify = ref
-                self._tables[lab] = stage_table_of(proc.run([str(ref), "list", "--format", "json"], timeout=60))
+                self._tables[lab] = stage_table_of(proc.run(proc.background([str(ref), "list", "--format", "json"]),
+                                                            timeout=60))
             self._runners[lab], self._verify[lab] = ref, verify
 
     def runner(self, lab: str) -> Path | None:

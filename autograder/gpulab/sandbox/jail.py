@@ -423,13 +423,15 @@ class Sandbox:
         finally:
             shutil.rmtree(p, ignore_errors=True)
 
-    def run(self, argv: Sequence[str], timeout: float, rw: Sequence[Path] = (), **kw) -> proc.Result:
+    def run(self, argv: Sequence[str], timeout: float, rw: Sequence[Path] = (), untimed: bool = False,
+            **kw) -> proc.Result:
         """Runs student code: fresh cwd, clean env, limits; killed (whole group) at the timeout.
-        The runner's folder (argv[0]'s) is readable in the jail; `rw`: folders it may also write."""
+        The runner's folder (argv[0]'s) is readable in the jail; `rw`: folders it may also write.
+        `untimed`: at the builds' niceness (proc.background), behind any timed run beside it."""
         ro = [Path(argv[0]).parent] if os.path.isabs(str(argv[0])) and Path(argv[0]).parent != Path("/") else []
         with self.workdir() as cwd:
-            return proc.run(self.wrap(argv, cpu_seconds=timeout * 2 + 10, rw=[cwd, *rw], ro=ro, chdir=cwd),
-                            timeout=timeout, env=self.env(cwd), cwd=cwd, **kw)
+            cmd = self.wrap(argv, cpu_seconds=timeout * 2 + 10, rw=[cwd, *rw], ro=ro, chdir=cwd)
+            return proc.run(proc.background(cmd) if untimed else cmd, timeout=timeout, env=self.env(cwd), cwd=cwd, **kw)
 
     # -- the student build ---------------------------------------------------------------------
     def build(self, argv: Sequence[str], timeout: float, writable: Path, readable: Sequence[Path] = ()) -> proc.Result:
@@ -466,9 +468,10 @@ class Sandbox:
         """(the prefix that starts ncu, "") or (None, why not). Where the driver lets every user
         read the counters, ncu runs as the sandbox user like every other student run; where
         they need admin rights the profiled process keeps CAP_SYS_ADMIN as root inside the jail;
-        as root without the jail nothing is profiled (the run would have root's reach)."""
+        as root without the jail nothing is profiled (the run would have root's reach). A profile
+        is never timed by the host's clock: it runs at the builds' niceness (proc.background)."""
         if not self.enabled or os.geteuid() != 0:
-            return self.wrap([], timeout * 2 + 10) if self.enabled else [], ""
+            return proc.background(self.wrap([], timeout * 2 + 10) if self.enabled else []), ""
         if not self.jailed:
             return None, ("not run: Nsight Compute's target would run as root outside a sandbox "
                           "(install bubblewrap and libseccomp2; see the grader's notes)")
@@ -476,8 +479,9 @@ class Sandbox:
         if restricted is False and self.user:
             os.chown(scratch, *self.user)
             os.chmod(scratch, 0o711)
-            return self.wrap([], timeout * 2 + 10, rw=[scratch], ro=[runner.parent], chdir=scratch), ""
-        return self.wrap([], timeout * 2 + 10, rw=[scratch], ro=[runner.parent], privileged=True, chdir=scratch), ""
+            return proc.background(self.wrap([], timeout * 2 + 10, rw=[scratch], ro=[runner.parent], chdir=scratch)), ""
+        return proc.background(self.wrap([], timeout * 2 + 10, rw=[scratch], ro=[runner.parent], privileged=True,
+                                         chdir=scratch)), ""
 
     def make_runnable(self, binary: Path) -> None:
         """The unprivileged user must be able to execute the copied runner: its folder is a private

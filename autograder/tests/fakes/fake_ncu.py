@@ -8,6 +8,9 @@ import os
 import sys
 
 args = sys.argv[1:]
+if os.environ.get("FAKE_NICE_LOG"):
+    with open(os.environ["FAKE_NICE_LOG"], "a") as f:
+        f.write(f"ncu {'import' if '--import' in args else 'profile'} {os.nice(0)}\n")
 if os.environ.get("FAKE_NCU_PERM") == "1":
     print("==PROF== Connected to process 1234")
     print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters")

@@ -10,6 +10,8 @@ object {stage: {"status", "fail_n": [...], "crash", "hang", "median_ms", "junk",
 FAKE_RUNNER_EVENTS_LOG: the end of each untimed run (--no-time: a correctness case) is appended
 ("case-end <stages> <time>").
 "oom_unless_alone": the stage reports CUDA's out of memory unless a grader holds the GPU lock alone.
+FAKE_NICE_LOG: every call appends "runner <timed|case|verify|list|...> <its niceness>" (fake_ncu.py
+and fake_sanitizer.py append theirs: which runs the grader niced).
 FAKE_RUNNER_SPANS_LOG: every `run` appends "<timed|case> <who> <start> <end>" as it exits (which
 runs overlapped: the GPU lock's test).
 """
@@ -35,6 +37,11 @@ def main() -> int:
         behaviour.update(json.loads(text[start:]) if start >= 0 else {})
     if not args:
         return 2
+    if os.environ.get("FAKE_NICE_LOG"):   # the niceness each run got: only timed runs keep the grader's
+        kind = (("help" if "--help" in args else "timed" if "--no-time" not in args else "case")
+                if args[0] == "run" else args[0])
+        with open(os.environ["FAKE_NICE_LOG"], "a") as f:
+            f.write(f"runner {kind} {os.nice(0)}\n")
     if os.environ.get("FAKE_RUNNER_DEVICE_LOG") and args[0] == "run":
         # Which device each student's runs saw (the --gpus test: one worker per CUDA_VISIBLE_DEVICES).
         with open(os.environ["FAKE_RUNNER_DEVICE_LOG"], "a") as f:

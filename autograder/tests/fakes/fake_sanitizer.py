@@ -13,6 +13,9 @@ import sys
 from gpulock_probe import gpu_held_alone
 
 args = sys.argv[1:]
+if os.environ.get("FAKE_NICE_LOG"):
+    with open(os.environ["FAKE_NICE_LOG"], "a") as f:
+        f.write(f"sanitizer {args[args.index('--tool') + 1]} {os.nice(0)}\n")
 tool = args[args.index("--tool") + 1]
 log = args[args.index("--log-file") + 1]
 code = int(args[args.index("--error-exitcode") + 1])
