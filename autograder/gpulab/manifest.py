@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 

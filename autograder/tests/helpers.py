@@ -7,7 +7,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator

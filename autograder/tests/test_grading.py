@@ -12,7 +12,7 @@ from gpulab.lint import forbidden_constructs
 from gpulab.tools.runner_json import case_outcome, parse_runner_json
 from gpulab.proc import BUILD_NICENESS, Result
 from gpulab.rubric import Case, Size
-from tests.helpers import (FakeGrading, FIXTURES, REFERENCE, RUBRIC, TempDir, env, fake_grader, fake_tools_env, make_course,
+from tests.helpers import (FakeGrading, FIXTURES, REFERENCE, RUBRIC, TempDir, env, fake_grader, make_course,
                            submission_dir)
 
 GOOD = {"naive": {"status": "pass", "median_ms": 2.0}, "shared": {"status": "pass", "median_ms": 1.0}}

@@ -25,7 +25,7 @@ from gpulab.checks import kernel_profiles, library
 from gpulab.rubric import Case, Performance, Size
 from gpulab.tools.ncu import report as ncu_report
 from gpulab.tools.ncu import run as ncu_run
-from tests.helpers import FakeGrading, FIXTURES, REFERENCE, RUBRIC, TempDir, env, fake_grader, fake_tools_env, make_course, submission_dir
+from tests.helpers import FakeGrading, FIXTURES, REFERENCE, RUBRIC, env, make_course
 
 NAMES = FIXTURES / "kernel-names" / "names-nvcc13.0-sm90.tsv"
 # The two names the H100's Nsight Compute printed for CUB's scan in a student's `single-pass`

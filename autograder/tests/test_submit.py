@@ -6,7 +6,6 @@ import zipfile
 from pathlib import Path
 
 from gpulab import submit
-from gpulab.errors import GpulabError
 from gpulab.paths import Course
 from tests.helpers import (REFERENCE, RUBRIC, TempDir, env, fake_grader, fake_tools_env, make_course,
                            run_cli)

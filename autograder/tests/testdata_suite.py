@@ -296,7 +296,7 @@ def main() -> int:
         return locate.missing_gpu_exit_code()
     labs = args.labs or sorted(p.stem for p in TESTDATA.glob("*.toml"))
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="gpulab-testdata-"))
-    items, skipped = [], []
+    items = []
     for lab in labs:
         if not (course.source / "solutions" / lab).is_dir() or not course.rubric_path(lab).is_file():
             print(f"testdata: {lab}: no solutions/ or rubric: skipped")
