@@ -105,7 +105,11 @@ if [ "$mode" = steps ]; then
             # Cold: each lab grades its reference in a fresh workspace (--work), the starter after it.
             w="'"$L"'/grade-times/work-$lab"; [ $who = reference ] && rm -rf "$w"
             t0=$SECONDS; build/gpu/gpulab grade "$src" --lab $lab --work "$w" --out "'"$L"'/grade-times/$lab-$who" 2>&1 | tail -n 14
-            echo "grade-times: $lab $who: $((SECONDS - t0)) s"
+            # The untouched starter must score 0 and the reference full marks (as the e2e test asks).
+            pts=$(python3 -c "import json, sys; g = json.load(open(sys.argv[1])); l = g[\"labs\"][0]; print(l[\"points\"], l[\"max_points\"] + l.get(\"extra_max\", 0))" "'"$L"'/grade-times/$lab-$who/grade.json" 2>/dev/null)
+            set -- $pts; ok=yes; { [ $who = starter ] && [ "${1:-x}" != 0 ] && [ "${1:-x}" != 0.0 ]; } && ok="NO: the starter must score 0"
+            { [ $who = reference ] && [ "${1:-x}" != "${2:-y}" ]; } && ok="NO: the reference must score full marks"
+            echo "grade-times: $lab $who: $((SECONDS - t0)) s, ${1:-?} of ${2:-?} points ($ok)"
             cp "$w/slot-0/build/.ninja_log" "'"$L"'/grade-times/$lab-$who/ninja_log" 2>/dev/null; done
             rm -rf "$w"; done' ;;
       # Both GPU timers (run --timer sync|events) at each lab's grading size, three processes each:
