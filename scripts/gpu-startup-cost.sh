@@ -5,7 +5,8 @@
 # process, so a row of 24 cases pays that start-up 48 times. Per lab of LABS (default scan
 # radix-sort), with its reference runner and its first GPU stage:
 #   list      the runner's `list` (no CUDA): the process and the loader;
-#   cuda      a program that only creates a CUDA context (cudaFree(0)), compiled here;
+#   cuda      a program that only creates a CUDA context (cudaFree(0)), compiled here; the same
+#             with a CUPTI subscriber first (what every runner's launch counter adds);
 #   case      `run --stage S --n 1 --no-time --save-output`, alone, five times; and with every
 #             stage, as a correctness case runs them;
 #   eager     the same with CUDA_MODULE_LOADING=EAGER (every kernel loaded at the start);
@@ -34,6 +35,18 @@ five() {  # LABEL CMD...: the median wall time of five runs of CMD (and the five
 
 printf '#include <cuda_runtime.h>\nint main() { return cudaFree(0) == cudaSuccess ? 0 : 1; }\n' >"$out/context.cu"
 nvcc -o "$out/context" "$out/context.cu" && five "cuda context alone (cudaFree(0))" "$out/context"
+# The same with a CUPTI subscriber first, as every runner has (common/src/launch_counter.cpp).
+cat >"$out/cupti.cu" <<'EOF_CU'
+#include <cuda_runtime.h>
+#include <cupti.h>
+static void CUPTIAPI on_call(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+int main() {
+  CUpti_SubscriberHandle h;
+  if (cuptiSubscribe(&h, reinterpret_cast<CUpti_CallbackFunc>(on_call), nullptr) != CUPTI_SUCCESS) return 2;
+  return cudaFree(0) == cudaSuccess ? 0 : 1;
+}
+EOF_CU
+nvcc -o "$out/cupti" "$out/cupti.cu" -lcupti && five "cuda context with a CUPTI subscriber" "$out/cupti"
 
 for lab in ${LABS:-scan radix-sort}; do
   runner=$(find "build/$preset/labs/$lab" -maxdepth 1 -name "gpulab-$lab-reference" -type f | head -1)
