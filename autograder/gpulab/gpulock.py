@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -50,16 +51,17 @@ def gpu_lock(device: str | None = None, shared: bool = False) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def profiler_lock(device: str | None = None) -> Iterator[None]:
+def profiler_lock(device: str | None = None, cancel: threading.Event | None = None) -> Iterator[bool]:
     """Blocks until this thread is the only Nsight Compute profile on its GPU. ncu serialises the
     profiles of concurrent ncu processes itself through a lock file in their TMPDIR (Kernel
     Profiling Guide, "Serialization": some GPU and driver objects of counter collection can be
     held by one process at a time), but the jail gives every profiled run its own TMPDIR, so
     profiles of different submissions, which now run beside each other under the shared GPU
     lock, would no longer meet there. Taken after the GPU lock (shared or alone), never before
-    it, so the two locks cannot wait on each other; reading a report back takes neither."""
-    with locks.held(profiler_lock_path(device)):
-        yield
+    it, so the two locks cannot wait on each other; reading a report back takes neither. Yields
+    False, not holding it, when `cancel` is set while it waits (locks.held_unless)."""
+    with locks.held_unless(profiler_lock_path(device), cancel) as got:
+        yield got
 
 
 def profiler_lock_path(device: str | None = None) -> Path:

@@ -131,6 +131,39 @@ class ProfilerLockTest(LockTest):
             proc.run = real
         self.assertEqual(seen, [(False, True), (True, False)])
 
+    def test_a_profile_called_off_while_it_waits_for_the_lock_never_starts(self):
+        # A starter's TODO stage waited 87 s for other rows' profiles, then was not counted (two
+        # H200s, 2026-11-29): the wait now ends when the stage's gate calls the profile off.
+        from gpulab import locks, proc
+        from gpulab.tools.ncu import run as ncu_run
+        started, real = [], proc.run
+
+        def spy(argv, **kw):
+            started.append(argv)
+            return real(["true"], timeout=10)
+        other = locks.FileLock(gpulock.profiler_lock_path())
+        self.assertTrue(other.acquire(wait=False))   # another submission's profile
+        cancel = threading.Event()
+        threading.Timer(0.3, cancel.set).start()
+        got = []
+        call = threading.Thread(target=lambda: got.append(ncu_run._run_ncu(
+            Path("/usr/bin/ncu"), ["--section", "SourceCounters", "runner"], 10, None, "t", cancel=cancel)), daemon=True)
+        proc.run = spy
+        try:
+            call.start()
+            call.join(3.0)                 # called off after 0.3 s: it must not wait for the lock
+            waited_out = call.is_alive()
+        finally:
+            other.release()                # (a call still waiting would take it now and return)
+            call.join(10)
+            proc.run = real
+        self.assertFalse(waited_out, "the profile waited for the lock after it was called off")
+        self.assertTrue(got[0].cancelled)
+        self.assertEqual(started, [])
+        # Not called off: it waits for the lock and runs.
+        with gpulock.profiler_lock(cancel=threading.Event()) as got:
+            self.assertTrue(got)
+
     def test_two_profiles_never_run_at_once(self):
         # Each jailed ncu has its own TMPDIR, so ncu's own lock file no longer serialises them.
         spans, lock = [], threading.Lock()

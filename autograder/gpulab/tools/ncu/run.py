@@ -49,9 +49,11 @@ def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: 
     (student code) gets the sandbox's clean `env` and holds the GPU's profiler lock (one profile
     at a time per GPU, gpulock.profiler_lock); reading a report back needs neither."""
     reading = "--import" in args
-    with contextlib.nullcontext() if reading else gpulock.profiler_lock():
-        res = proc.run((wrapper or []) + [str(ncu)] + args, timeout=timeout, cwd=cwd, env=env, cancel=cancel,
-                       max_output=OUTPUT_LIMIT)
+    cmd = (wrapper or []) + [str(ncu)] + args
+    with contextlib.nullcontext(True) if reading else gpulock.profiler_lock(cancel=cancel) as got:
+        if not got or (cancel is not None and cancel.is_set()):   # called off before it started
+            return proc.Result(cmd, -1, "", "", 0.0, cancelled=True)
+        res = proc.run(cmd, timeout=timeout, cwd=cwd, env=env, cancel=cancel, max_output=OUTPUT_LIMIT)
     if log is not None:
         _log_result(log, res, wrapper, tag)
     return res
