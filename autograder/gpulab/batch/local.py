@@ -40,9 +40,9 @@ def run_batch(folder: Path, out: Path, grade_one: Callable[[Path, Path], Submiss
                   "untimed checks side by side on the GPU, each timing alone)")
         errors = queue.work(todo, out, grade_one, maxima, prog.event, label, jobs, time.time() if force else 0.0, gpu)
         path = gradebook.write(out, maxima)
-        cpu = throughput.cpu_seconds() - cpu0
+        cpu, busy = throughput.cpu_since(cpu0, started)
         if todo:
-            prog.note(throughput.cpu_note(cpu, time.time() - started, throughput.host_cores()))
+            prog.note(busy)
         prog.note(f"gradebook: {path}")
     if gpu:   # what --plan predicts the next batch from
         throughput.record_run(out, [submission_name(s) for s in todo], started, 1, queue.in_flight(jobs, gpu), label,
@@ -111,9 +111,9 @@ def run_workers(folder: Path, out: Path, devices: Sequence[Any], worker_argv: Ca
                           f"its log: {logs}; rows already written stand, run the same command to grade the rest")
         errors += prog.failed
         path = gradebook.write(out, maxima)
-        cpu = throughput.cpu_seconds() - cpu0   # the workers', waited for above
+        cpu, busy = throughput.cpu_since(cpu0, started)   # the workers', waited for above
         if todo:
-            prog.note(throughput.cpu_note(cpu, time.time() - started, throughput.host_cores()))
+            prog.note(busy)
         prog.note(f"gradebook: {path}")
     if gpu and devices:
         throughput.record_run(out, [submission_name(s) for s in todo], started, len(devices), in_flight,

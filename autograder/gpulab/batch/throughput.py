@@ -46,6 +46,13 @@ def host_cores() -> int:
         return os.cpu_count() or 1
 
 
+def cpu_since(cpu0: float, started: float) -> tuple[float, str]:
+    """(the CPU-seconds used since cpu_seconds() read `cpu0`, cpu_note for them) of a run that began
+    at `started` (time.time()) on this host's cores."""
+    cpu = cpu_seconds() - cpu0
+    return cpu, cpu_note(cpu, time.time() - started, host_cores())
+
+
 def cpu_note(cpu: float, wall: float, cores: int) -> str:
     """How busy a run of `wall` seconds kept `cores` cores with `cpu` CPU-seconds, and what that means."""
     busy = cpu / max(wall * cores, 1e-9)
