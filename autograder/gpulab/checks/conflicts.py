@@ -211,8 +211,8 @@ def _verdict(lr: LabRun, sid: str, pts: float, profiled: ncu_report.ConflictRepo
             # sandbox user cannot enter).
             # Reading a report is CPU work beside other rows' timings: at the builds' niceness.
             jailed = lr.sandbox.jailed
-            reader = proc.background(lr.sandbox.wrap([], rubric.tool_timeout * 2 + 10, rw=[rd], ro=[lr.logs.resolve()],
-                                                     chdir=rd) if jailed else [])
+            reader = (lr.sandbox.wrap([], rubric.tool_timeout * 2 + 10, rw=[rd], ro=[lr.logs.resolve()], chdir=rd,
+                                      untimed=True) if jailed else proc.background([]))
             rep = ncu_run.read_conflicts(profiled, import_wrapper=reader,
                                      import_env=lr.sandbox.env(rd) if jailed else None,
                                      import_dir=rd if jailed else None)

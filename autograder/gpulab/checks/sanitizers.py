@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from gpulab import proc
 from gpulab.checks.lab_run import LabRun, shared_gpu_suspect
 from gpulab.rubric import StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
@@ -72,9 +71,8 @@ def _run_once(lr: LabRun, tool: str, stages: list[str], shape: int) -> compute_s
     with lr.sandbox.workdir() as wd:
         rep = compute_sanitizer.run_sanitizer(tool, lr.runner, stages, case.runner_args(), wd, rubric.tool_timeout,
                                       env=lr.sandbox.env(wd),
-                                      wrapper=proc.background(lr.sandbox.wrap([], rubric.tool_timeout * 4 + 10,
-                                                                              rw=[wd], ro=[lr.runner.parent],
-                                                                              chdir=wd)),
+                                      wrapper=lr.sandbox.wrap([], rubric.tool_timeout * 4 + 10, rw=[wd],
+                                                              ro=[lr.runner.parent], chdir=wd, untimed=True),
                                       tag=tag)
         copy_private_files(wd, lr.logs, "sanitizer-*.log")   # regular files only, links not followed
     rep = compute_sanitizer.relativize(rep, lr.ws_root)

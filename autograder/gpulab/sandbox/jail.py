@@ -374,11 +374,13 @@ class Sandbox:
 
     def wrap(self, argv: Sequence[str], cpu_seconds: float, max_procs: int | None = MAX_SANDBOX_TASKS, *,
              rw: Sequence[Path] = (), ro: Sequence[Path] = (), privileged: bool = False,
-             chdir: Path | None = None) -> list[str]:
+             chdir: Path | None = None, untimed: bool = False) -> list[str]:
         """argv prefixed with the isolation commands, outermost first: the jail (or, without it,
         unshare and the hiding mounts), then setpriv drops root, then prlimit lowers the limits of
         what finally runs. `privileged` (Nsight Compute's target where the counters need root)
-        is only possible in the jail: without it SandboxError (fail closed)."""
+        is only possible in the jail: without it SandboxError (fail closed). `untimed`: all of it
+        at the builds' niceness (proc.background), behind any timed run beside it: every run but
+        a timing (builds, correctness cases, sanitizers, profiles, report reads)."""
         if self.jailed:
             out = self.jail_prefix(rw, ro, privileged, chdir)
         elif privileged and self.enabled:
@@ -393,7 +395,8 @@ class Sandbox:
             if self.user and max_procs and not privileged:
                 out.append(f"--nproc={max_procs}")   # per-user: only meaningful for a dedicated user
             out.append("--")
-        return out + [str(a) for a in argv]
+        out += [str(a) for a in argv]
+        return proc.background(out) if untimed else out
 
     def describe(self) -> str:
         """One line for logs: what isolates student code here."""
@@ -430,8 +433,8 @@ class Sandbox:
         `untimed`: at the builds' niceness (proc.background), behind any timed run beside it."""
         ro = [Path(argv[0]).parent] if os.path.isabs(str(argv[0])) and Path(argv[0]).parent != Path("/") else []
         with self.workdir() as cwd:
-            cmd = self.wrap(argv, cpu_seconds=timeout * 2 + 10, rw=[cwd, *rw], ro=ro, chdir=cwd)
-            return proc.run(proc.background(cmd) if untimed else cmd, timeout=timeout, env=self.env(cwd), cwd=cwd, **kw)
+            return proc.run(self.wrap(argv, cpu_seconds=timeout * 2 + 10, rw=[cwd, *rw], ro=ro, chdir=cwd, untimed=untimed),
+                            timeout=timeout, env=self.env(cwd), cwd=cwd, **kw)
 
     # -- the student build ---------------------------------------------------------------------
     def build(self, argv: Sequence[str], timeout: float, writable: Path, readable: Sequence[Path] = ()) -> proc.Result:
@@ -449,9 +452,8 @@ class Sandbox:
         with self.workdir() as home:
             env = self.env(home)
             env["PATH"] = os.environ.get("PATH", env["PATH"])   # cmake, ninja, the compilers as configured
-            return proc.run(proc.background(self.wrap(argv, cpu_seconds=timeout * 2 + 10, max_procs=None,
-                                                      rw=[home, writable], ro=[Path(p).resolve() for p in readable],
-                                                      chdir=home)),
+            return proc.run(self.wrap(argv, cpu_seconds=timeout * 2 + 10, max_procs=None, rw=[home, writable],
+                                      ro=[Path(p).resolve() for p in readable], chdir=home, untimed=True),
                             timeout=timeout, env=env, cwd=home)
 
     def hidden_paths(self, paths: Iterable[Path]) -> list[Path]:
@@ -471,7 +473,7 @@ class Sandbox:
         as root without the jail nothing is profiled (the run would have root's reach). A profile
         is never timed by the host's clock: it runs at the builds' niceness (proc.background)."""
         if not self.enabled or os.geteuid() != 0:
-            return proc.background(self.wrap([], timeout * 2 + 10) if self.enabled else []), ""
+            return self.wrap([], timeout * 2 + 10, untimed=True) if self.enabled else proc.background([]), ""
         if not self.jailed:
             return None, ("not run: Nsight Compute's target would run as root outside a sandbox "
                           "(install bubblewrap and libseccomp2; see the grader's notes)")
@@ -479,9 +481,9 @@ class Sandbox:
         if restricted is False and self.user:
             os.chown(scratch, *self.user)
             os.chmod(scratch, 0o711)
-            return proc.background(self.wrap([], timeout * 2 + 10, rw=[scratch], ro=[runner.parent], chdir=scratch)), ""
-        return proc.background(self.wrap([], timeout * 2 + 10, rw=[scratch], ro=[runner.parent], privileged=True,
-                                         chdir=scratch)), ""
+            return self.wrap([], timeout * 2 + 10, rw=[scratch], ro=[runner.parent], chdir=scratch, untimed=True), ""
+        return self.wrap([], timeout * 2 + 10, rw=[scratch], ro=[runner.parent], privileged=True, chdir=scratch,
+                         untimed=True), ""
 
     def make_runnable(self, binary: Path) -> None:
         """The unprivileged user must be able to execute the copied runner: its folder is a private
