@@ -521,8 +521,15 @@ TEST_CASE("launch model: the stage table predicts radix_sort_model's R(n), from 
   CHECK(predicted("digit4", sort_problem(1u << 20).with("end_bit", 13)) == 12);
   CHECK(predicted("digit4-count", sort_problem(1u << 20).with("end_bit", 13)) == 4);
   // Zero passes call digit4_count no time: the stage refuses them (lab.toml), or a stub would pass.
-  CHECK_THROWS_WITH(predicted("digit4-count", sort_problem(1000).with("end_bit", 0)),
-                    Catch::Matchers::Contains("nothing to count"));
+  // Not CHECK_THROWS_WITH + Contains: Catch2 v2 and v3 spell that matcher differently.
+  std::string refusal;
+  try {
+    predicted("digit4-count", sort_problem(1000).with("end_bit", 0));
+  } catch (const std::exception& e) {
+    refusal = e.what();
+  }
+  INFO("what digit4-count said at end_bit = 0: " << (refusal.empty() ? "nothing (no refusal)" : refusal));
+  CHECK(refusal.find("nothing to count") != std::string::npos);
   CHECK(predicted("split-onepass", sort_problem(0)) == 0);
   CHECK(predicted("find-max", sort_problem(0)) == 1);
 }
