@@ -304,6 +304,14 @@ class KernelTimeTest(unittest.TestCase):
         self.assertEqual(prof.kernels, [])
         self.assertIn("the stage's run was not seen", prof.anomaly)
 
+    def test_a_run_with_no_kernel_at_all_is_not_seen_not_empty(self):
+        # The program ended at start-up under ncu (a static initializer that looks for the profiler:
+        # class cub-exits-under-the-profiler, H200 2026-11-29): ncu profiled nothing, so the output
+        # had no stack column, and the range filter's run said "no kernel in the range" (library passed).
+        prof, argv = self.profile("==PROF== Connected to process 1234\n==WARNING== No kernels were profiled.\n")
+        self.assertEqual((prof.ms, prof.kernels, prof.anomaly), (0.0, [], run.NOT_SEEN))
+        self.assertEqual(len(argv.splitlines()), 1)   # no second run with the include filter
+
     def test_output_cut_by_a_flood_is_never_read_as_complete(self):
         # The student's program prints past the limit before ncu's rows: what is left has no row of
         # the stage, and must not read as "no library kernel, not cross-checked".

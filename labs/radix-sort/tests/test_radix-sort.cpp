@@ -639,7 +639,8 @@ TEST_CASE("digit4-count: the tile counts of every pass, every key type, both cou
       GPULAB_CHECK_PASS("digit4-count", sort_problem(n).with("counters", counters));
     GPULAB_CHECK_PASS("digit4-count", special(20011, "float-specials", KeyType::f32).with("counters", counters));
     GPULAB_CHECK_PASS("digit4-count", special(20011, "int-extremes", KeyType::i32).with("counters", counters));
-    for (int end_bit : {0, 1, 6, 21})
+    // Not end_bit = 0: digit4-count refuses it (no pass, nothing to count; the CPU test holds the refusal).
+    for (int end_bit : {1, 6, 21})
       GPULAB_CHECK_PASS("digit4-count", sort_problem(33333, KeyType::u32, Distribution::few_unique, 8, false, end_bit)
                                             .with("counters", counters));
   }

@@ -38,6 +38,9 @@ KERNEL_TIME = ("--metrics", "gpu__time_duration.sum", "--clock-control", "none",
 OUTPUT_LIMIT = 64 << 20
 # Why a kernel-time profile whose output was cut is not trusted (the checks that read it fail the
 # stage: checks/library.py, checks/performance.py).
+# A profiled run in which the stage never ran: its points cannot be checked (library, timing).
+NOT_SEEN = ("neither the grader's marker kernels nor any kernel of the stage ran under Nsight Compute: "
+            "the stage's run was not seen (did the program end, or change course, under the profiler?)")
 OUTPUT_CUT = (f"the profiled run printed more than {OUTPUT_LIMIT >> 20} MiB, and Nsight Compute's rows after that "
               "were cut: the stage's kernels could not all be seen")
 
@@ -142,6 +145,11 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     if failed:
         return failed
     run = parse_profiled_run(res.stdout)
+    if res.returncode == 0 and "No kernels were profiled" in res.stdout + res.stderr:
+        # Not one kernel in a run profiled without a filter, not even the harness's own (input
+        # generation, the markers): the program ended, or took another course, before them (the
+        # same rule as below; without this the range filter's run reads "no kernel in the range").
+        return KernelProfile(0.0, "no kernel ran in the whole run", anomaly=NOT_SEEN)
     if not run.has_stack:
         return _profile_by_filter(ncu, runner, stage, size_arg, work, timeout, wrapper, scratch, env, runner_args)
     if run.markers > 1 and not run.anomaly:
@@ -150,8 +158,7 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
         # Neither the runner's markers nor a kernel in the range: the stage never ran under the
         # profiler (the program ended first, or took another course when it saw one), so nothing
         # of it was checked. A stage computed on the host still shows its markers.
-        run.anomaly = ("neither the grader's marker kernels nor any kernel of the stage ran under Nsight Compute: "
-                       "the stage's run was not seen (did the program end, or change course, under the profiler?)")
+        run.anomaly = NOT_SEEN
     # In a run of one stage every escape is that stage's, also where none of its kernels stayed inside.
     run.stages.setdefault(stage, StageKernels()).escaped.extend(run.unattributed)
     prof = _stage_profile(run, stage)
