@@ -4,7 +4,9 @@ isolation of crashes and hangs, forged output, compile errors, no GPU, and the o
 import json
 import os
 import re
+import time
 import unittest
+from pathlib import Path
 
 from gpulab import report
 from gpulab.commands.grade import exit_code_for
@@ -354,6 +356,60 @@ class GradingTest(FakeGrading, unittest.TestCase):
         self.assertNotIn("finding", c.summary)
         self.assertIn("no early exit", c.fix)
         self.assertEqual(self.stage(sub, "naive").checks["sanitizer"].status, "pass")   # rerun alone: seen
+
+    def sanitizer_runs(self, log: Path) -> list[tuple[str, str, str, float]]:
+        return [(w, tool, stages, float(t)) for w, tool, stages, t in
+                (line.split() for line in log.read_text().splitlines())]
+
+    def test_a_single_grade_starts_its_sanitizers_beside_correctness(self):
+        # Correctness, then sanitizers, one after the other: 15.6 + 12.8 s of radix-sort's cold
+        # reference grade (H200, 2026-11-29). Alone, the sanitizer runs start with the cases.
+        slow = {sid: dict(b, sleep_s=1.0) for sid, b in GOOD.items()}
+        sans, cases = self.tmp / "sanitizers.log", self.tmp / "cases.log"
+        with env(FAKE_SANITIZER_LOG=str(sans), FAKE_RUNNER_EVENTS_LOG=str(cases)):
+            sub = self.grade(slow, sanitizers_ahead=True)
+        self.assertEqual(sub.points, sub.max_points)
+        first_start = min(t for w, _, _, t in self.sanitizer_runs(sans) if w == "start")
+        last_case = max(float(line.split()[2]) for line in cases.read_text().splitlines())
+        self.assertLess(first_start, last_case)
+        judged = {(tool, stages) for w, tool, stages, _ in self.sanitizer_runs(sans) if w == "end"}
+        self.assertEqual(judged, {("memcheck", "naive,shared"), ("racecheck", "naive,shared")})   # each once
+        self.assertEqual(len(self.sanitizer_runs(sans)), 4)
+        # The same grade as one whose sanitizers wait for correctness (a batch's way).
+        sans.unlink()
+        with env(FAKE_SANITIZER_LOG=str(sans)):
+            after = self.grade(GOOD)
+        self.assertEqual(after.points, sub.points)
+        for sid in GOOD:
+            self.assertEqual(self.stage(after, sid).checks["sanitizer"].summary,
+                             self.stage(sub, sid).checks["sanitizer"].summary)
+
+    def test_sanitizers_start_ahead_in_a_single_grade_only(self):
+        # In a batch other submissions fill the GPU and the CPUs: no work started on a guess.
+        from gpulab import cli
+        from gpulab.commands import grade
+        for argv, ahead in ((["grade", "sub"], True), (["grade", "--batch", "subs", "--out", "o"], False)):
+            args = cli._parser().parse_args(argv)
+            args.jobs = args.jobs or 1
+            self.assertEqual(grade._make_grader(self.course, args).options.sanitizers_ahead, ahead, argv)
+
+    def test_a_sanitizer_run_started_ahead_on_a_failing_stage_is_cancelled_and_run_again(self):
+        # The guess was wrong: naive fails correctness, so its crash or hang must not stand in
+        # shared's run. The run over both (slow here) is cancelled; shared is run and judged alone.
+        failing = {"naive": {"status": "fail"}, "shared": {"status": "pass", "median_ms": 1.0}}
+        sans = self.tmp / "sanitizers.log"
+        start = time.monotonic()
+        with env(FAKE_SANITIZER_LOG=str(sans), FAKE_SANITIZER_SLEEP="naive:60"):
+            sub = self.grade(failing, sanitizers_ahead=True)
+        self.assertLess(time.monotonic() - start, 30)
+        runs = self.sanitizer_runs(sans)
+        self.assertIn(("start", "memcheck", "naive,shared"), [r[:3] for r in runs])
+        self.assertNotIn(("end", "memcheck", "naive,shared"), [r[:3] for r in runs])   # cancelled
+        self.assertIn(("end", "memcheck", "shared"), [r[:3] for r in runs])
+        shared, naive = self.stage(sub, "shared").checks["sanitizer"], self.stage(sub, "naive").checks["sanitizer"]
+        self.assertEqual((shared.status, shared.summary), ("pass", "memcheck and racecheck clean"))
+        self.assertEqual((naive.status, naive.points), ("fail", 0))
+        self.assertIn("no correctness case passes", naive.summary)
 
     def test_only_timed_runs_keep_the_graders_niceness(self):
         # Every untimed check (correctness cases, the verdict, sanitizers, profiles, report reads)

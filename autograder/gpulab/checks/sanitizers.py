@@ -4,8 +4,11 @@ finds something is each of its stages rerun alone to attribute the findings (REA
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from types import TracebackType
 
+from gpulab import gpulock
 from gpulab.checks.lab_run import LabRun, shared_gpu_suspect
 from gpulab.rubric import StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
@@ -16,27 +19,95 @@ from gpulab.untrusted_files import copy_private_files
 NAME = "sanitizers"
 
 
+Plan = list[tuple[str, int, list[str]]]   # (tool, shape index, the stages of one run)
+
+
 def run(lr: LabRun) -> None:
     eligible = lr.eligible("sanitizer", "sanitizer")
+    ahead: Ahead | None = lr.sanitizers_ahead
+    plan = _plan(lr, eligible)
+    if ahead is not None:
+        ahead.keep_only(plan)
     if not eligible:
         return
-    shapes = lr.rubric.sanitizer_shapes
-    # One run per (tool, shape) over the stages the shape applies to, all at once: they are not
-    # timed, and the GPU runs a few small sanitized processes side by side.
-    plan = []
-    for k, shape in enumerate(shapes):
-        on_shape = [sp.id for sp in eligible if shape.applies_to(sp.id)]
-        plan.append(("memcheck", k, on_shape))
-        plan.append(("racecheck", k, [s for s in on_shape if lr.on_gpu[s]]))
-    plan = [(tool, k, stages) for tool, k, stages in plan if stages]
     with ThreadPoolExecutor(max_workers=max(1, len(plan))) as pool:
-        futs = [(tool, k, pool.submit(_tool, lr, tool, stages, k)) for tool, k, stages in plan]
+        futs = []
+        for tool, k, stages in plan:
+            started = ahead.take(tool, k, stages) if ahead is not None else None
+            futs.append((tool, k, started or pool.submit(_tool, lr, tool, stages, k)))
         found = [(tool, k, f.result()) for tool, k, f in futs]
     _judge(lr, eligible, found)
     # A run that ran out of device memory or time beside other submissions runs again alone.
     suspects = [i for i, (_, _, by_stage) in enumerate(found) if any(_suspect(rep) for rep in by_stage.values())]
     if suspects:
         lr.again_alone[NAME] = lambda: _rerun_alone(lr, eligible, plan, found, suspects)
+
+
+def _plan(lr: LabRun, stages: list[StagePoints]) -> Plan:
+    """One run per (tool, shape) over the stages the shape applies to, all at once: they are not
+    timed, and the GPU runs a few small sanitized processes side by side."""
+    plan = []
+    for k, shape in enumerate(lr.rubric.sanitizer_shapes):
+        on_shape = [sp.id for sp in stages if shape.applies_to(sp.id)]
+        plan.append(("memcheck", k, on_shape))
+        plan.append(("racecheck", k, [s for s in on_shape if lr.on_gpu[s]]))
+    return [(tool, k, on) for tool, k, on in plan if on]
+
+
+class Ahead:
+    """The sanitizer runs of a single grade, started beside correctness on every stage that could
+    earn sanitizer points (radix-sort's reference, cold on an H200, 2026-11-29: correctness 15.6 s,
+    then sanitizers 12.8 s, one after the other). Correctness then decides which stages are
+    eligible: a run over exactly the eligible stages of its (tool, shape) is judged; any other is
+    cancelled and run again on them, so a TODO or failing stage never puts its crash, hang or
+    finding into a passing stage's run. Not in a batch: there other submissions fill the GPU and
+    the CPUs, and work started on a guess would take it from them. Leaving cancels what still runs."""
+
+    def __init__(self, lr: LabRun) -> None:
+        self.lr = lr
+        self.plan = _plan(lr, [sp for sp in lr.points if sp.sanitizer > 0])
+        self._cancel = {(tool, k): threading.Event() for tool, k, _ in self.plan}
+        self._pool = ThreadPoolExecutor(max_workers=max(1, len(self.plan)), thread_name_prefix=f"gpulab-sanitizers-{lr.lab}")
+        self._runs: dict[tuple[str, int], tuple[list[str], Future]] = {
+            (tool, k): (stages, self._pool.submit(self._run, tool, k, stages)) for tool, k, stages in self.plan}
+        if self.plan:
+            lr.options.log(f"{lr.lab}: sanitizers (started beside correctness)")
+
+    @staticmethod
+    def wanted(lr: LabRun) -> bool:
+        return (lr.gpu and lr.options.sanitizers and lr.options.sanitizers_ahead
+                and any(sp.sanitizer > 0 for sp in lr.points) and bool(lr.rubric.sanitizer_shapes))
+
+    def _run(self, tool: str, k: int, stages: list[str]) -> dict[str, compute_sanitizer.SanitizerReport]:
+        cancel = self._cancel[(tool, k)]
+        if cancel.is_set():
+            return {}
+        with gpulock.gpu_lock(shared=True):
+            return _tool(self.lr, tool, stages, k, cancel)
+
+    def take(self, tool: str, k: int, stages: list[str]) -> Future | None:
+        """The run started ahead over exactly these stages (its result can be judged), or None."""
+        started = self._runs.get((tool, k))
+        if started is None or started[0] != stages or self._cancel[(tool, k)].is_set():
+            return None
+        return started[1]
+
+    def keep_only(self, plan: Plan) -> None:
+        """Correctness has decided: every run started ahead that is not exactly one of `plan`'s is
+        cancelled (its stages changed, or none of them is eligible)."""
+        wanted = {(tool, k): stages for tool, k, stages in plan}
+        for key, (stages, _) in self._runs.items():
+            if wanted.get(key) != stages:
+                self._cancel[key].set()
+
+    def __enter__(self) -> "Ahead":
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        for ev in self._cancel.values():
+            ev.set()
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _rerun_alone(lr: LabRun, eligible: list[StagePoints], plan: list[tuple[str, int, list[str]]],
@@ -63,7 +134,8 @@ def _judge(lr: LabRun, eligible: list[StagePoints],
         lr.grades[sp.id].checks["sanitizer"] = verdict(sp.sanitizer, reports)
 
 
-def _run_once(lr: LabRun, tool: str, stages: list[str], shape: int) -> compute_sanitizer.SanitizerReport:
+def _run_once(lr: LabRun, tool: str, stages: list[str], shape: int,
+              cancel: threading.Event | None = None) -> compute_sanitizer.SanitizerReport:
     """The tool runs in the jail as the sandbox user in its own empty folder; its log is copied out."""
     rubric = lr.rubric
     case = rubric.sanitizer_shapes[shape]
@@ -73,18 +145,19 @@ def _run_once(lr: LabRun, tool: str, stages: list[str], shape: int) -> compute_s
                                       env=lr.sandbox.env(wd),
                                       wrapper=lr.sandbox.wrap([], rubric.tool_timeout * 4 + 10, rw=[wd],
                                                               ro=[lr.runner.parent], chdir=wd, untimed=True),
-                                      tag=tag)
+                                      tag=tag, cancel=cancel)
         copy_private_files(wd, lr.logs, "sanitizer-*.log")   # regular files only, links not followed
     rep = compute_sanitizer.relativize(rep, lr.ws_root)
     rep.shape = case.name
     return rep
 
 
-def _tool(lr: LabRun, tool: str, stages: list[str], shape: int) -> dict[str, compute_sanitizer.SanitizerReport]:
-    rep = _run_once(lr, tool, stages, shape)
+def _tool(lr: LabRun, tool: str, stages: list[str], shape: int,
+          cancel: threading.Event | None = None) -> dict[str, compute_sanitizer.SanitizerReport]:
+    rep = _run_once(lr, tool, stages, shape, cancel)
     if len(stages) == 1 or not rep.ran or rep.clean:
         return {s: rep for s in stages}
-    return {s: _run_once(lr, tool, [s], shape) for s in stages}
+    return {s: _run_once(lr, tool, [s], shape, cancel) for s in stages}
 
 
 def verdict(pts: float, reports: list[compute_sanitizer.SanitizerReport]) -> Check:

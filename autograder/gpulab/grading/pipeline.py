@@ -257,6 +257,8 @@ class Grader:
             with contextlib.ExitStack() as beside:
                 if conflicts.Ahead.wanted(lr):
                     lr.conflicts_ahead = beside.enter_context(conflicts.Ahead(lr))
+                if sanitizers.Ahead.wanted(lr):
+                    lr.sanitizers_ahead = beside.enter_context(sanitizers.Ahead(lr))
                 for name, check, hold in CHECKS:
                     self.options.log(f"{lab}: {name}")
                     with contextlib.ExitStack() as gpu:

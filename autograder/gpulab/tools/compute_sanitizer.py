@@ -8,6 +8,7 @@ that has neither is "not run", never "clean".
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,7 +156,7 @@ def verdict(tool: str, stage: str, log_text: str, res: proc.Result) -> Sanitizer
 
 def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, problem: str | list[str], work: Path, timeout: float,
                   env: dict[str, str] | None = None, preexec=None, wrapper: list[str] | None = None,
-                  tag: str = "") -> SanitizerReport:
+                  tag: str = "", cancel: threading.Event | None = None) -> SanitizerReport:
     """compute-sanitizer --tool <tool> on `runner run --stage S... <problem> --no-time` (log kept in
     work/). `problem` is a size (`--n` takes it) or the runner's problem arguments (a rubric shape's
     Case.runner_args(): size, seed, distribution, knobs); `tag` tells the logs of shapes apart."""
@@ -179,7 +180,9 @@ def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, problem: str
     for s in stages:
         cmd += ["--stage", s]
     cmd += (["--n", problem] if isinstance(problem, str) else list(problem)) + ["--no-time", "--format", "json"]
-    res = proc.run(cmd, timeout=timeout, env=env, preexec=preexec, cwd=work)
+    res = proc.run(cmd, timeout=timeout, env=env, preexec=preexec, cwd=work, cancel=cancel)
+    if res.cancelled:   # started on a guess (sanitizers.Ahead) that turned out wrong: judged by nobody
+        return SanitizerReport(tool, stage, False, reason=f"cancelled ({res.describe_exit()})")
     # The log lies in the sandbox's folder: read a regular file only, never a link student code left.
     data = read_private_file(log)
     text = data.decode("utf-8", errors="replace") if data is not None else ""

@@ -4,7 +4,10 @@ clean one to --log-file, and exits like the real tool (the --error-exitcode when
 FAKE_SANITIZER_ONLY_N: the fixture applies only to the run whose --n is this (one rubric shape).
 FAKE_SANITIZER_UNLESS_ALONE: the fixture applies only while no grader holds the GPU lock alone.
 The sanitized program's stdout is a runner document with every --stage in it, except the stage
-FAKE_SANITIZER_UNSEEN names (a program that ended before it under the tool)."""
+FAKE_SANITIZER_UNSEEN names (a program that ended before it under the tool).
+FAKE_SANITIZER_LOG: each run appends "start <tool> <stages> <time>" as it begins and "end ..." as it
+exits; FAKE_SANITIZER_SLEEP=STAGE:SECONDS: a run over that stage takes that long (a run cancelled
+meanwhile has no "end")."""
 import json
 import os
 import re
@@ -28,6 +31,21 @@ if os.environ.get("FAKE_SANITIZER_UNLESS_ALONE") and gpu_held_alone():
 text = open(fixture).read() if fixture else "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n"
 open(log, "w").write(text)
 stages = [args[i + 1] for i, a in enumerate(args) if a == "--stage"]
+
+
+def event(what: str) -> None:
+    if os.environ.get("FAKE_SANITIZER_LOG"):
+        import time
+        with open(os.environ["FAKE_SANITIZER_LOG"], "a") as f:
+            f.write(f"{what} {tool} {','.join(stages)} {time.time()}\n")
+
+
+event("start")
+slow, _, seconds = os.environ.get("FAKE_SANITIZER_SLEEP", "").partition(":")
+if slow in stages:
+    import time
+    time.sleep(float(seconds))
+event("end")
 unseen = os.environ.get("FAKE_SANITIZER_UNSEEN", "")
 print(json.dumps({"lab": "fake", "results": [{"stage": st, "status": "pass"} for st in stages if st != unseen]}))
 m = re.search(r"ERROR SUMMARY: (\d+)", text)
