@@ -6,6 +6,7 @@ import os
 import re
 import time
 import unittest
+from unittest import mock
 from pathlib import Path
 
 from gpulab import report
@@ -278,6 +279,40 @@ class GradingTest(FakeGrading, unittest.TestCase):
         # Forged document + exit: nothing saved, so nothing passes even if the shape were perfect.
         sub = self.grade({"naive": {"fake_json": True, "exit_early": True}, "shared": GOOD["shared"]})
         self.assertEqual(self.stage(sub, "naive").passed_cases, 0)
+
+    def test_small_cases_share_a_process_and_grade_as_alone(self):
+        # One CUDA context for several small cases (correctness.run_case_group): 0.25-0.4 s a
+        # process, one at a time per GPU (H200, 2026-11-29). Whatever the group cannot vouch for
+        # (a failure, an error, a crash, a hang, a forged line) runs again alone, so every case's
+        # verdict is the one a process of its own gives.
+        from gpulab.checks import correctness
+        self.course = make_course(self.tmp / "v", verify=True)
+        log = self.tmp / "cases.log"
+        behaviours = {
+            "good": GOOD,
+            "wrong output": {"naive": {"status": "pass", "wrong_output": True}, "shared": GOOD["shared"]},
+            "one size fails": {"naive": {"status": "pass", "fail_n": [4096]}, "shared": GOOD["shared"]},
+            "crash": {"naive": {"crash": True}, "shared": GOOD["shared"]},
+            "context lost": {"naive": {"sticky_error": True}, "shared": GOOD["shared"]},
+            "forged then exit": {"naive": {"fake_json": True, "exit_early": True}, "shared": GOOD["shared"]},
+            "exit early": {"naive": {"exit_early": True}, "shared": {"status": "todo"}},
+            "starter": {"naive": {"status": "todo"}, "shared": {"status": "todo"}},
+            "hang": {"naive": GOOD["naive"], "shared": {"hang": True}},
+        }
+        for name, b in behaviours.items():
+            with self.subTest(name):
+                log.unlink(missing_ok=True)
+                with env(FAKE_RUNNER_CASES_LOG=str(log)):
+                    grouped = self.grade(b, sanitizers=False, conflicts=False)
+                self.assertEqual(log.read_text().split(), ["3"])   # the three cases in one process
+                with mock.patch.object(correctness, "GROUP_SIZE", 1):
+                    alone = self.grade(b, sanitizers=False, conflicts=False)
+                for sid in GOOD:
+                    got = [(c.name, c.status) for c in self.stage(grouped, sid).cases]
+                    want = [(c.name, c.status) for c in self.stage(alone, sid).cases]
+                    self.assertEqual(got, want, sid)
+                self.assertEqual(grouped.points, alone.points)
+        self.assertEqual(self.stage(self.grade(GOOD), "naive").passed_cases, 3)
 
     def test_cuda_error_does_not_cost_the_stages_after_it(self):
         sub = self.grade({"naive": {"sticky_error": True}, "shared": GOOD["shared"]})

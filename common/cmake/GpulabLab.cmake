@@ -157,6 +157,16 @@ function(gpulab_add_lab)
                    $<TARGET_FILE:gpulab-${lab}-${test_impl}> run --where gpu --reps 1 --warmup 0
                    --no-cpu-baseline --require-gpu --format json)
   set_tests_properties(${lab}.runner.no-cpu-baseline PROPERTIES LABELS "gpu;${lab}" SKIP_RETURN_CODE 77)
+  # `run --cases` (the grader's small correctness cases in one process): one line per case, its own
+  # problem, outputs that `verify` accepts, a case that cannot run reported without stopping the rest.
+  add_test(NAME ${lab}.runner.cases COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/check_run_cases.py
+                                            $<TARGET_FILE:gpulab-${lab}-${test_impl}> gpu)
+  set_tests_properties(${lab}.runner.cases PROPERTIES LABELS "gpu;${lab}" SKIP_RETURN_CODE 77)
+  if(GPULAB_MANIFEST_CPU_STUDENT_FILE)
+    add_test(NAME ${lab}.runner.cases-cpu COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/check_run_cases.py
+                                                  $<TARGET_FILE:gpulab-${lab}-${test_impl}> cpu)
+    set_tests_properties(${lab}.runner.cases-cpu PROPERTIES LABELS "cpu;${lab}")
+  endif()
   add_test(NAME ${lab}.runner.unknown-knob COMMAND gpulab-${lab}-${test_impl} run --where cpu --no-time --param nosuchknob=1)
   set_tests_properties(${lab}.runner.unknown-knob PROPERTIES LABELS "cpu;${lab}"
                        PASS_REGULAR_EXPRESSION "--param nosuchknob=1: unknown knob")

@@ -1,9 +1,11 @@
 // The command line of every gpulab-<lab>-<impl> runner: list, run, experiment, verify, paths.
 #include <CLI/CLI.hpp>
 #include <malloc.h>
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -216,6 +218,7 @@ struct RunCommand {
   bool same_input = false;
   bool check_starter = false;
   std::string save_output;
+  std::string cases;  // --cases JSON: several check-only cases in this one process (cmd_run_cases)
 };
 
 // The stages --stage names (every stage when none), or a UsageError listing the lab's.
@@ -256,7 +259,102 @@ std::string short_message(const Lab& lab, const StageResult& r) {
   return m.size() > 90 ? m.substr(0, 87) + "..." : m;
 }
 
+// A run's JSON document (--format json): the problem and one row per stage, as the grader reads it.
+nlohmann::ordered_json run_document(const Lab& lab, const RunOptions& options, const std::vector<const Stage*>& selected,
+                                    const std::vector<StageResult>& results, const std::optional<CopyBandwidth>& copy) {
+  nlohmann::ordered_json doc{{"lab", lab.id},
+                             {"implementation", std::string(implementation_name())},
+                             {"device", device_json()},
+                             {"copy_gbps", copy ? nlohmann::ordered_json(copy->best_gbps()) : nlohmann::ordered_json(nullptr)},
+                             {"problem", problem_json(options.problem)}};
+  if (!gpu_available()) doc["no_gpu"] = no_gpu_reason();
+  doc["results"] = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    const auto* s = selected[i];
+    doc["results"].push_back({{"stage", r.stage},
+                              {"title", s->title},
+                              {"where", std::string(where_name(s->where))},
+                              {"role", std::string(role_name(s->role))},
+                              {"status", std::string(to_string(r.status))},
+                              {"message", r.message},
+                              {"median_ms", json_opt(r.timing ? std::optional<double>(r.timing->median_ms) : std::nullopt)},
+                              {"min_ms", json_opt(r.timing ? std::optional<double>(r.timing->min_ms) : std::nullopt)},
+                              {"max_ms", json_opt(r.timing ? std::optional<double>(r.timing->max_ms) : std::nullopt)},
+                              {"gbps", json_opt(r.gbps)},
+                              {"elements_per_s", json_opt(r.elements_per_s)},
+                              {"percent_of_copy", json_opt(r.percent_of_copy)},
+                              {"speedup_vs_cpu", json_opt(r.speedup_vs_cpu)},
+                              {"launches", json_opt(r.launches)},
+                              {"predicted_launches", json_opt(r.predicted_launches)},
+                              {"host_copy_bytes", r.host_copy_bytes ? nlohmann::ordered_json(*r.host_copy_bytes) : nlohmann::ordered_json(nullptr)},
+                              {"fresh_inputs", r.fresh_inputs}});
+  }
+  return doc;
+}
+
+// `run --cases JSON --no-time --format json --save-output DIR`: the grader's small correctness
+// cases in one process. Each process pays for its CUDA context (0.25-0.4 s) and the driver makes
+// one GPU's contexts about one at a time (32 runner processes at once: 9.3 s on an H200,
+// 2026-11-29), so a row of two dozen cases, one process each, queued for them. JSON:
+// [{"args": [a problem's options, as run takes them], "stages": [ids]}, ...]. Each case prints one
+// line as it ends, its run document with "case": its index (or "error": why it could not run), and
+// saves to DIR/<index>/<stage>.bin. Exit 0 when every stage of every case passed (or said TODO, or
+// was skipped), else 1. Whatever the grader cannot take from here it runs again alone.
+int cmd_run_cases(const Lab& lab, const RunCommand& cmd) {
+  if (!cmd.no_time || make_format(cmd.common.format) != OutputFormat::json || cmd.save_output.empty())
+    throw UsageError("--cases: give --no-time --format json --save-output DIR too (the grader's correctness cases)");
+  nlohmann::json spec;
+  try {
+    spec = nlohmann::json::parse(cmd.cases);
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(std::string("--cases: not JSON: ") + e.what());
+  }
+  if (!spec.is_array()) throw UsageError("--cases: expected a JSON array of {\"args\": [...], \"stages\": [...]}");
+  bool all_pass = true;
+  for (std::size_t i = 0; i < spec.size(); ++i) {
+    nlohmann::ordered_json line;
+    try {
+      const auto& c = spec[i];
+      if (!c.is_object() || !c.contains("args") || !c["args"].is_array() || !c.contains("stages") || !c["stages"].is_array())
+        throw UsageError("case " + std::to_string(i) + ": expected {\"args\": [...], \"stages\": [...]}");
+      CommonOptions o = cmd.common;
+      o.params.clear();
+      CLI::App parser{"case"};
+      add_common_options(&parser, o);
+      auto args = c["args"].get<std::vector<std::string>>();
+      std::reverse(args.begin(), args.end());  // CLI11 takes a vector of arguments last first
+      parser.parse(args);
+      RunOptions options;
+      options.problem = make_problem(lab, o);
+      options.time = false;
+      const std::string folder = cmd.save_output + "/" + std::to_string(i);
+      std::filesystem::create_directories(folder);
+      options.save_output = SaveOutput{folder, lab.id};
+      const auto selected = named_stages(lab, c["stages"].get<std::vector<std::string>>());
+      lab.check_knobs(options.problem, selected);
+      std::vector<StageResult> results;
+      for (const auto* st : selected) {
+        results.push_back(run_stage(lab, *st, options));
+        const auto status = results.back().status;
+        all_pass &= status == StageStatus::pass || status == StageStatus::todo || status == StageStatus::skipped;
+      }
+      line = run_document(lab, options, selected, results, std::nullopt);
+    } catch (const CLI::ParseError& e) {
+      line = {{"error", std::string("bad case options: ") + e.what()}};
+      all_pass = false;
+    } catch (const std::exception& e) {
+      line = {{"error", e.what()}};
+      all_pass = false;
+    }
+    line["case"] = i;
+    std::cout << line.dump() << std::endl;  // flushed: a case that ends the process keeps the ones before it
+  }
+  return all_pass ? kExitOk : kExitCheckFailed;
+}
+
 int cmd_run(const Lab& lab, const RunCommand& cmd) {
+  if (!cmd.cases.empty()) return cmd_run_cases(lab, cmd);
   const auto format = make_format(cmd.common.format);
   RunOptions options;
   options.problem = make_problem(lab, cmd.common);
@@ -295,34 +393,7 @@ int cmd_run(const Lab& lab, const RunCommand& cmd) {
   }
 
   if (format == OutputFormat::json) {
-    nlohmann::ordered_json doc{{"lab", lab.id},
-                               {"implementation", std::string(implementation_name())},
-                               {"device", device_json()},
-                               {"copy_gbps", copy ? nlohmann::ordered_json(copy->best_gbps()) : nlohmann::ordered_json(nullptr)},
-                               {"problem", problem_json(options.problem)}};
-    if (!gpu_available()) doc["no_gpu"] = no_gpu_reason();
-    doc["results"] = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      const auto& r = results[i];
-      const auto* s = selected[i];
-      doc["results"].push_back({{"stage", r.stage},
-                                {"title", s->title},
-                                {"where", std::string(where_name(s->where))},
-                                {"role", std::string(role_name(s->role))},
-                                {"status", std::string(to_string(r.status))},
-                                {"message", r.message},
-                                {"median_ms", json_opt(r.timing ? std::optional<double>(r.timing->median_ms) : std::nullopt)},
-                                {"min_ms", json_opt(r.timing ? std::optional<double>(r.timing->min_ms) : std::nullopt)},
-                                {"max_ms", json_opt(r.timing ? std::optional<double>(r.timing->max_ms) : std::nullopt)},
-                                {"gbps", json_opt(r.gbps)},
-                                {"elements_per_s", json_opt(r.elements_per_s)},
-                                {"percent_of_copy", json_opt(r.percent_of_copy)},
-                                {"speedup_vs_cpu", json_opt(r.speedup_vs_cpu)},
-                                {"launches", json_opt(r.launches)},
-                                {"predicted_launches", json_opt(r.predicted_launches)},
-                                {"host_copy_bytes", r.host_copy_bytes ? nlohmann::ordered_json(*r.host_copy_bytes) : nlohmann::ordered_json(nullptr)},
-                                {"fresh_inputs", r.fresh_inputs}});
-    }
+    const auto doc = run_document(lab, options, selected, results, copy);
     std::cout << doc.dump(2) << "\n";
   } else {
     std::string title = lab.title + " — " + std::string(implementation_name()) + " — " + options.problem.describe();
@@ -528,6 +599,9 @@ int runner_main(int argc, char** argv) {
     run_cmd->add_option("--save-output", run.save_output,
                         "write each checked stage's raw output to DIR/<stage>.bin (judged by `verify` in another process)")
         ->check(CLI::ExistingDirectory);
+    run_cmd->add_option("--cases", run.cases,
+                        "JSON [{\"args\": [...], \"stages\": [...]}, ...]: several check-only cases in one process, "
+                        "one JSON line each, outputs in DIR/<index>/ (the grader's; with --no-time --format json --save-output DIR)");
 
     VerifyCommand verify;
     auto* verify_cmd = app.add_subcommand(

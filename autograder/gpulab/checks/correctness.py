@@ -4,9 +4,11 @@ saved (README, "Grading one submission", step 4)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -19,6 +21,11 @@ from gpulab.untrusted_files import copy_private_files
 
 
 NAME = "correctness"
+# Cases of at most GROUP_MAX_N elements run GROUP_SIZE to a student process (run_case_group): a
+# runner's CUDA context costs 0.25-0.4 s, one at a time per GPU (H200, 2026-11-29), and such a case
+# itself milliseconds; a larger case keeps a process of its own, in parallel with the others.
+GROUP_MAX_N = 1 << 20
+GROUP_SIZE = 4
 
 
 def run(lr: LabRun) -> None:
@@ -74,8 +81,18 @@ def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
     # In the rubric's order scan's hidden 2^24 case started in the second wave (H100, 2026-11-24:
     # 10.9 s of a 14.4 s phase, 8 at a time).
     order = sorted(range(len(jobs)), key=lambda i: -jobs[i][0].size.n)
+    # The small cases GROUP_SIZE to a process (run_case_group), each large one alone.
+    small = [i for i in order if jobs[i][0].size.n <= GROUP_MAX_N] if lr.verifier is not None else []
+    groups = [small[k:k + GROUP_SIZE] for k in range(0, len(small), GROUP_SIZE)]
+    groups = [g for g in groups if len(g) > 1]
+    grouped = {i for g in groups for i in g}
     with ThreadPoolExecutor(max_workers=lr.parallel) as pool:
-        futures = {i: pool.submit(run_verified_case, lr, jobs[i][0], jobs[i][1], timeout, spent[i]) for i in order}
+        futures = {i: pool.submit(run_verified_case, lr, jobs[i][0], jobs[i][1], timeout, spent[i])
+                   for i in order if i not in grouped}
+        for g in groups:
+            whole = pool.submit(run_case_group, lr, [jobs[i] for i in g], timeout, [spent[i] for i in g])
+            for k, i in enumerate(g):
+                futures[i] = _nth(whole, k)
         done = [futures[i].result() for i in range(len(jobs))]
     # Hidden cases by number only: the log is the instructor's, but it names no hidden size.
     lr.write_times("correctness", {f"hidden case {i + 1}" if case.hidden else f"case {case.name}": t
@@ -91,6 +108,16 @@ def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
     return {s: [c for c in v if c is not None] for s, v in out.items()}
 
 
+class _nth:
+    """The k-th result of a future's list, read as a future."""
+
+    def __init__(self, whole, k: int) -> None:
+        self.whole, self.k = whole, k
+
+    def result(self):
+        return self.whole.result()[self.k]
+
+
 def run_verified_case(lr: LabRun, case: Case, stages: list[str], timeout: float,
                       spent: dict[str, float] | None = None) -> dict[str, CaseResult]:
     """run_case, then (when the runners support it) every pass is re-decided by the reference
@@ -100,38 +127,107 @@ def run_verified_case(lr: LabRun, case: Case, stages: list[str], timeout: float,
     if lr.verifier is None:
         with scoring.add_time(spent, "student"):
             return run_case(lr, case, stages, timeout)
-    save = lr.sandbox.mkdtemp("gpulab-out-")
-    checked = Path(tempfile.mkdtemp(prefix="gpulab-verify-"))
+    save = _output_folder(lr)
     try:
-        if lr.sandbox.user:
-            os.chown(save, *lr.sandbox.user)
         with scoring.add_time(spent, "student"):
             results = run_case(lr, case, stages, timeout, save)
-        passed = [s for s, r in results.items() if r.status == PASS]
-        if passed:
-            # The trusted reference reads copies of the regular files only: a link the student
-            # process left in its folder (to the rubric, /etc/shadow) is never followed.
-            copy_private_files(save, checked, "*.bin")
-            argv = [str(lr.verifier), "verify"]
-            for s in passed:
-                argv += ["--stage", s]
-            with scoring.add_time(spent, "verify"):
-                res = proc.run(proc.background(argv + case.runner_args() + ["--output-dir", str(checked),
-                                                                            "--format", "json"]),
-                               timeout=max(timeout, 60))
-            doc = parse_runner_json(res.stdout)
-            for s in passed:
-                row = stage_result(doc, s)
-                if row is None:
-                    results[s].status = "error"
-                    results[s].message = f"the reference could not verify the saved output ({res.describe_exit()})"
-                elif row.get("status") != "pass":
-                    results[s].status = "fail"
-                    results[s].message = "the reference's check of the saved output: " + str(row.get("message", ""))
-        return results
+        return verify_saved(lr, case, results, save, timeout, spent)
     finally:
         shutil.rmtree(save, ignore_errors=True)
+
+
+def _output_folder(lr: LabRun) -> Path:
+    """A folder the student process may write its outputs into (the sandbox user's)."""
+    save = lr.sandbox.mkdtemp("gpulab-out-")
+    if lr.sandbox.user:
+        os.chown(save, *lr.sandbox.user)
+    return save
+
+
+def verify_saved(lr: LabRun, case: Case, results: dict[str, CaseResult], save: Path, timeout: float,
+                 spent: dict[str, float]) -> dict[str, CaseResult]:
+    """Every pass of `results` re-decided by the reference runner from the output the student
+    process saved in `save` (<stage>.bin)."""
+    passed = [s for s, r in results.items() if r.status == PASS]
+    if not passed:
+        return results
+    checked = Path(tempfile.mkdtemp(prefix="gpulab-verify-"))
+    try:
+        # The trusted reference reads copies of the regular files only: a link the student
+        # process left in its folder (to the rubric, /etc/shadow) is never followed.
+        copy_private_files(save, checked, "*.bin")
+        argv = [str(lr.verifier), "verify"]
+        for s in passed:
+            argv += ["--stage", s]
+        with scoring.add_time(spent, "verify"):
+            res = proc.run(proc.background(argv + case.runner_args() + ["--output-dir", str(checked),
+                                                                        "--format", "json"]),
+                           timeout=max(timeout, 60))
+        doc = parse_runner_json(res.stdout)
+        for s in passed:
+            row = stage_result(doc, s)
+            if row is None:
+                results[s].status = "error"
+                results[s].message = f"the reference could not verify the saved output ({res.describe_exit()})"
+            elif row.get("status") != "pass":
+                results[s].status = "fail"
+                results[s].message = "the reference's check of the saved output: " + str(row.get("message", ""))
+        return results
+    finally:
         shutil.rmtree(checked, ignore_errors=True)
+
+
+def run_case_group(lr: LabRun, members: list[tuple[Case, list[str]]], timeout: float,
+                   spent: list[dict[str, float]]) -> list[dict[str, CaseResult]]:
+    """Small cases in one student process (`run --cases`, common/src/runner_cli.cpp): one CUDA
+    context instead of one per case. A case is taken from it only when its line is a genuine
+    runner document of its problem in which every stage passed (each pass then verified as
+    run_verified_case does), said TODO or was skipped; every other case (a failure, an error, a
+    case after the process died or hung, an exit status that disagrees) runs again alone, as
+    run_verified_case, so that its grade is what a process of its own gives."""
+    save = _output_folder(lr)
+    try:
+        spec = json.dumps([{"args": case.runner_args(), "stages": stages} for case, stages in members])
+        t0 = time.monotonic()
+        res = lr.sandbox.run([str(lr.runner), "run", "--cases", spec, "--no-time", "--format", "json",
+                              "--save-output", str(save)], timeout=timeout, rw=[save], untimed=True)
+        share = (time.monotonic() - t0) / len(members)
+        lines = {}
+        for line in res.stdout.splitlines():
+            doc = parse_runner_json(line) if line.startswith("{") else None
+            if doc is not None and isinstance(doc.get("case"), int) and 0 <= doc["case"] < len(members):
+                lines.setdefault(doc["case"], doc)
+        taken = {i: _taken(lr, members[i], lines.get(i)) for i in range(len(members))}
+        consistent = res.returncode in (0, 1) and (res.returncode == 0) == all(
+            r is not None and all(c.status in (PASS, "todo", "not-run") for c in r.values()) for r in taken.values())
+        out = []
+        for i, (case, stages) in enumerate(members):
+            results = taken[i] if res.returncode < 0 or res.timed_out or consistent else None
+            if results is None:
+                out.append(run_verified_case(lr, case, stages, timeout, spent[i]))
+                continue
+            spent[i]["student (a process of several cases)"] = share
+            out.append(verify_saved(lr, case, results, save / str(i), timeout, spent[i]))
+        return out
+    finally:
+        shutil.rmtree(save, ignore_errors=True)
+
+
+def _taken(lr: LabRun, member: tuple[Case, list[str]], doc: dict | None) -> dict[str, CaseResult] | None:
+    """The case's results from its line of a group run, or None when it must run alone."""
+    case, stages = member
+    if doc is None or not problem_matches(doc, case):
+        return None
+    rows = {s: stage_result(doc, s) for s in stages}
+    if not all(rows.values()) or any(r.get("status") not in ("pass", "todo", "skipped") for r in rows.values()):
+        return None
+    results = {}
+    for s in stages:
+        one = proc.Result([], 0, "", "", 0.0)
+        results[s] = case_outcome(one, s, case, doc=doc, expect=lr.expect)
+        if results[s].status not in (PASS, "todo", "not-run"):
+            return None
+    return results
 
 
 def run_case(lr: LabRun, case: Case, stages: list[str], timeout: float, save: Path | None = None

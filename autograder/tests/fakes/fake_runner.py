@@ -69,6 +69,44 @@ def main() -> int:
         return 0 if all(r["status"] == "pass" for r in results) else 1
     if args[0] != "run":
         return 2
+    if "--cases" in args:
+        return run_cases(cfg, behaviour, args, started)
+    return run(cfg, behaviour, args, started)
+
+
+# A CUDA error poisons the context: every later stage of this process errors (cases too).
+STICKY: list[str] = []
+
+
+def run_cases(cfg: dict, behaviour: dict, args: list[str], started: float) -> int:
+    """`run --cases JSON ... --save-output DIR`: each case as its own `run` would print it, one line
+    with "case": its index, outputs in DIR/<index>; a crash or hang ends them all (one process)."""
+    import io
+    spec = json.loads(args[args.index("--cases") + 1])
+    save = args[args.index("--save-output") + 1]
+    if os.environ.get("FAKE_RUNNER_CASES_LOG"):
+        with open(os.environ["FAKE_RUNNER_CASES_LOG"], "a") as f:
+            f.write(f"{len(spec)}\n")
+    code = 0
+    for i, case in enumerate(spec):
+        folder = os.path.join(save, str(i))
+        os.makedirs(folder, exist_ok=True)
+        one = ["run"] + [x for s in case["stages"] for x in ("--stage", s)] + case["args"] + [
+            "--no-time", "--format", "json", "--save-output", folder]
+        real, sys.stdout = sys.stdout, io.StringIO()
+        try:
+            code |= run(cfg, behaviour, one, started)
+            text = sys.stdout.getvalue()
+        finally:
+            sys.stdout = real
+        start = text.find("{\n")
+        doc = json.loads(text[start:]) if start >= 0 else {"error": "no document"}
+        doc["case"] = i
+        print(json.dumps(doc), flush=True)
+    return code
+
+
+def run(cfg: dict, behaviour: dict, args: list[str], started: float) -> int:
     stages, n, seed, dist, fmt, no_time, save_dir = [], None, 1, "uniform", "table", False, None
     i = 1
     while i < len(args):
@@ -100,13 +138,12 @@ def main() -> int:
     stages = stages or [s["id"] for s in cfg["stages"]]
     results, code = [], 0
     gpu = os.environ.get("GPULAB_NO_GPU") != "1"
-    sticky = False   # a CUDA error poisons the context: every later stage of this process errors
     for sid in stages:
         b = behaviour.get(sid, {"status": "todo"})
-        if sticky:
+        if STICKY:
             b = {"status": "error", "message": "cudaErrorIllegalAddress (sticky, from an earlier stage)"}
         if b.get("sticky_error"):
-            sticky = True
+            STICKY.append(sid)
             b = {"status": "error", "message": "an illegal memory access was encountered"}
         where = next((s.get("where", "gpu") for s in cfg["stages"] if s["id"] == sid), "gpu")
         if b.get("junk"):
