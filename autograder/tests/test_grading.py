@@ -610,7 +610,7 @@ class CaseOrderTest(unittest.TestCase):
         lr = SimpleNamespace(points=[StagePoints("s", correctness=1)], on_gpu={"s": False}, gpu=False,
                              rubric=SimpleNamespace(cases=cases, case_timeout=10.0),
                              options=SimpleNamespace(case_timeout=None), parallel=1,
-                             write_times=lambda *a, **k: None, again_alone={})
+                             write_times=lambda *a, **k: None, again_alone={}, verifier=None)
         started = []
 
         def fake(lr_, case, stages, timeout, spent):
