@@ -1,6 +1,7 @@
-"""Correctness: one sandboxed process per case (all stages), per (stage, case) when that one
-cannot be trusted; every pass re-decided by the reference from the output the student process
-saved (README, "Grading one submission", step 4)."""
+"""Correctness: one sandboxed process per case (all stages), small cases four to a process,
+and per case or per (stage, case) again when that one cannot be trusted; every pass re-decided
+by the reference from the output the student process saved (README, "Grading one submission",
+step 4)."""
 
 from __future__ import annotations
 
