@@ -201,14 +201,19 @@ def run_case_group(lr: LabRun, members: list[tuple[Case, list[str]]], timeout: f
         taken = {i: _taken(lr, members[i], lines.get(i)) for i in range(len(members))}
         consistent = res.returncode in (0, 1) and (res.returncode == 0) == all(
             r is not None and all(c.status in (PASS, "todo", "not-run") for c in r.values()) for r in taken.values())
-        out = []
-        for i, (case, stages) in enumerate(members):
-            results = taken[i] if res.returncode < 0 or res.timed_out or consistent else None
-            if results is None:
-                out.append(run_verified_case(lr, case, stages, timeout, spent[i]))
-                continue
-            spent[i]["student (a process of several cases)"] = share
-            out.append(verify_saved(lr, case, results, save / str(i), timeout, spent[i]))
+        usable = res.returncode < 0 or res.timed_out or consistent
+        alone = [i for i in range(len(members)) if not usable or taken[i] is None]
+        # Those again alone side by side, as they would have run without the group (a hang then
+        # costs two case timeouts, as a rerun with the GPU alone does).
+        with ThreadPoolExecutor(max_workers=max(1, len(alone))) as pool:
+            again = {i: pool.submit(run_verified_case, lr, *members[i], timeout, spent[i]) for i in alone}
+            out = []
+            for i, (case, _) in enumerate(members):
+                if i in again:
+                    out.append(again[i].result())
+                    continue
+                spent[i]["student (a process of several cases)"] = share
+                out.append(verify_saved(lr, case, taken[i], save / str(i), timeout, spent[i]))
         return out
     finally:
         shutil.rmtree(save, ignore_errors=True)
