@@ -88,13 +88,14 @@ def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
     groups = [g for g in groups if len(g) > 1]
     grouped = {i for g in groups for i in g}
     with ThreadPoolExecutor(max_workers=lr.parallel) as pool:
-        futures = {i: pool.submit(run_verified_case, lr, jobs[i][0], jobs[i][1], timeout, spent[i])
-                   for i in order if i not in grouped}
+        alone = {i: pool.submit(run_verified_case, lr, jobs[i][0], jobs[i][1], timeout, spent[i])
+                 for i in order if i not in grouped}
+        in_group = {}   # job -> (its group's future, its place in the group)
         for g in groups:
             whole = pool.submit(run_case_group, lr, [jobs[i] for i in g], timeout, [spent[i] for i in g])
-            for k, i in enumerate(g):
-                futures[i] = _nth(whole, k)
-        done = [futures[i].result() for i in range(len(jobs))]
+            in_group.update({i: (whole, k) for k, i in enumerate(g)})
+        done = [in_group[i][0].result()[in_group[i][1]] if i in in_group else alone[i].result()
+                for i in range(len(jobs))]
     # Hidden cases by number only: the log is the instructor's, but it names no hidden size.
     lr.write_times("correctness", {f"hidden case {i + 1}" if case.hidden else f"case {case.name}": t
                                    for i, ((case, _), t) in enumerate(zip(jobs, spent))},
@@ -107,16 +108,6 @@ def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
         for s, cr in results.items():
             out[s][where[s]] = cr
     return {s: [c for c in v if c is not None] for s, v in out.items()}
-
-
-class _nth:
-    """The k-th result of a future's list, read as a future."""
-
-    def __init__(self, whole, k: int) -> None:
-        self.whole, self.k = whole, k
-
-    def result(self):
-        return self.whole.result()[self.k]
 
 
 def run_verified_case(lr: LabRun, case: Case, stages: list[str], timeout: float,

@@ -110,7 +110,7 @@ class Ahead:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _rerun_alone(lr: LabRun, eligible: list[StagePoints], plan: list[tuple[str, int, list[str]]],
+def _rerun_alone(lr: LabRun, eligible: list[StagePoints], plan: Plan,
                  found: list[tuple[str, int, dict[str, compute_sanitizer.SanitizerReport]]], suspects: list[int]) -> None:
     """The suspect runs (indices into plan) again while the caller holds the GPU alone; their
     reports replace the first ones and the stages are judged again."""
