@@ -11,6 +11,7 @@
 #        that GPU, in $GPULAB_VERIFY_DIR/chain-<i>-gpu<GPU>, its STEPS and other variables given,
 #        e.g. "0:STEPS=ctest-gpu grade-times" "1:CLASS_LABS=bitonic;CLASS_JOBS=4;STEPS=classes-all")
 #   scripts/gpu-verify.sh collect [SECONDS]            (waits for every chain)
+#   VERIFY_NICE=N: the chain's steps run at that niceness (a fanout chain that must not disturb another's timings)
 #   GPULAB_VERIFY_SYNC_GIT=1: first commit the working tree locally (a copy sent beside an older .git)
 #
 # Steps: build ctest-gpu ctest-labs cmd concurrent classes selfgrade measure-scan measure-transpose
@@ -51,6 +52,9 @@ collect() {
 if [ "$mode" = collect ]; then collect; exit 0; fi
 if [ "$mode" = steps ]; then
   export PATH=/usr/local/cuda/bin:$PATH
+  # VERIFY_NICE=19 on a chain of builds and grades (a known-bad suite) keeps the host's cores for a
+  # chain that times grades on the other GPU (grade-times): the nice chain takes what is left.
+  [ -n "${VERIFY_NICE:-}" ] && renice -n "$VERIFY_NICE" -p $$ > /dev/null
   [ -d "$root/.deps/usr" ] && export GPULAB_DEPS_PREFIX=$root/.deps/usr
   command -v bwrap >/dev/null 2>&1 || export GPULAB_BWRAP=$root/.deps/usr/bin/bwrap
   export GPULAB_BUILD_DIR=$root/build/gpu GPULAB_SOURCE_DIR=$root GPULAB_REQUIRE_GPU=1

@@ -293,7 +293,8 @@ def device_facts(run_json: Path) -> dict[str, str]:
     return facts
 
 
-def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tuple[str, ...]) -> int:
+def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tuple[str, ...],
+            sweep_values: list[int] | None = None) -> int:
     """The steps of the module docstring in `only` (every one: commands/measure.py's STEPS; a GPU
     call of limited length can take a few at a time; the private tree and its build are kept
     next to the course's build trees, so a later call rebuilds only what changed)."""
@@ -386,7 +387,7 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tupl
 
     for sweep in spec.ncu_sweeps if "ncu-sweeps" in only else []:
         measured = []
-        for value in (sweep.quick_values if quick else sweep.values):
+        for value in sweep_values or (sweep.quick_values if quick else sweep.values):
             for stage in sweep.stages:
                 rep = ncu_run.profile_conflicts(runner, stage, sweep.n, out / "ncu" / sweep.id, timeout=t["ncu"],
                                             runner_args=["--param", f"{sweep.knob}={value}"])

@@ -118,6 +118,12 @@ class MeasureSpecTest(unittest.TestCase):
         with self.assertRaisesRegex(Exception, "unknown step bogus; steps: tests, run"):
             measure_command._steps("run,bogus")
 
+    def test_sweep_values_are_whole_numbers(self):
+        self.assertEqual(measure_command._values("256,1024"), [256, 1024])
+        for bad in ("", "256,big", "1.5"):
+            with self.subTest(bad=bad), self.assertRaisesRegex(Exception, "not a comma-separated list of whole numbers"):
+                measure_command._values(bad)
+
     def test_no_gpu_is_refused(self):
         course = Course(source=REPO, build=None)
         with mock.patch.dict(os.environ, {"GPULAB_NO_GPU": "1"}), tempfile.TemporaryDirectory() as tmp:

@@ -28,6 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "else build/measure-<lab>)")
     sp.add_argument("--only", metavar="STEP,...", type=_steps, default=STEPS,
                     help="only these steps (after the build): " + ", ".join(STEPS))
+    sp.add_argument("--sweep-values", metavar="V,...", type=_values,
+                    help="the ncu sweeps' knob values instead of measure.toml's (e.g. the points a lease had no "
+                         "time for: --only ncu-sweeps --sweep-values 256,1024)")
     sp.add_argument("--plots-only", action="store_true",
                     help="only redraw the plot spec from labs/<lab>/results into slides/img (CPU only)")
     sp.add_argument("--gpu", help="--plots-only: the GPU name in titles (default: results/run.json's device)")
@@ -52,7 +55,17 @@ def main(course: Course, args: argparse.Namespace, extra: list[str]) -> int:
         return 1 if problems else 0
     out = Path(args.out or os.environ.get("OUT") or course.source / "build" / f"measure-{lab}").resolve()
     impl = args.impl or ("reference" if (course.source / "solutions" / lab).is_dir() else "student")
-    return measure.measure(course, lab, args.quick, out, impl, args.only)
+    return measure.measure(course, lab, args.quick, out, impl, args.only, args.sweep_values)
+
+
+def _values(text: str) -> list[int]:
+    try:
+        values = [int(x) for x in text.split(",") if x]
+    except ValueError:
+        values = []
+    if not values:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a comma-separated list of whole numbers (e.g. 256,1024)")
+    return values
 
 
 def _steps(text: str) -> tuple[str, ...]:
