@@ -139,6 +139,35 @@ class RunnerArgsTest(unittest.TestCase):
             first = log.read_text().splitlines()[0]
             self.assertIn("run --stage colored-direct --n 65536 --no-time --format json --param colors=16", first)
 
+    def test_a_fault_of_ncu_itself_is_profiled_once_more(self):
+        """ncu's "Failed to prepare kernel for profiling" / "Unknown Error on device 0" (two H200s,
+        2026-11-29) is the profiler's fault: the profile runs again, and the second one counts."""
+        for faults, measured in ((1, True), (2, False)):
+            with self.subTest(faults=faults), tempfile.TemporaryDirectory() as tmp:
+                count, fake = Path(tmp) / "count", Path(tmp) / "ncu"
+                fake.write_text(f'#!/bin/sh\necho x >> {count}\n'
+                                f'if [ $(wc -l < {count}) -le {faults} ]; then\n'
+                                '  echo "==ERROR== Failed to prepare kernel for profiling"\n'
+                                '  echo "==ERROR== Unknown Error on device 0."; exit 9; fi\n'
+                                'for a in "$@"; do [ "$prev" = --export ] && : > "$a.ncu-rep"; prev=$a; done\n')
+                fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+                with env(GPULAB_NCU=str(fake)), mock.patch.object(run, "PROFILER_FAULT_PAUSE_S", 0):
+                    got = run.profile_stage_conflicts(Path("/bin/true"), "padded", "1024", Path(tmp) / "work", 30)
+                self.assertEqual(len(count.read_text().split()), 2)   # never a third time
+                self.assertEqual(isinstance(got, run.ProfiledStage), measured, got)
+                log = (Path(tmp) / "work" / "ncu-padded.log").read_text()
+                self.assertIn("Nsight Compute's own fault: profiled again", log)
+
+    def test_a_program_that_fails_is_not_profiled_again(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            count, fake = Path(tmp) / "count", Path(tmp) / "ncu"
+            fake.write_text(f'#!/bin/sh\necho x >> {count}\necho "==ERROR== The application returned an error code (9)."\nexit 9\n')
+            fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+            with env(GPULAB_NCU=str(fake)):
+                got = run.profile_stage_conflicts(Path("/bin/true"), "padded", "1024", Path(tmp) / "work", 30)
+            self.assertEqual(len(count.read_text().split()), 1)
+            self.assertIn("ncu wrote no report", got.reason)
+
     def test_report_read_back_from_the_import_folder(self):
         """The jailed reader cannot enter the grade's logs folder (under /root on the GPU machine,
         every import failed "Permission denied"): it reads a copy in its own folder."""
