@@ -180,7 +180,7 @@ class GradingTest(FakeGrading, unittest.TestCase):
         # Where the correctness phase went, case by case; hidden cases by number, not by size.
         times = (self.tmp / "out" / "logs" / "scan" / "correctness-times.txt").read_text()
         lines = times.splitlines()
-        self.assertRegex(lines[0], r"^\d+ cases, \d+ at a time$")
+        self.assertRegex(lines[0], r"^\d+ cases in \d+ runs, \d+ at a time$")
         self.assertEqual(len(lines) - 1, int(lines[0].split()[0]))
         self.assertTrue(all(re.search(r"s  (hidden case \d+|case [^:]+): student \d+\.\d s", l)
                             for l in lines[1:]), times)
@@ -313,6 +313,38 @@ class GradingTest(FakeGrading, unittest.TestCase):
                     self.assertEqual(got, want, sid)
                 self.assertEqual(grouped.points, alone.points)
         self.assertEqual(self.stage(self.grade(GOOD), "naive").passed_cases, 3)
+
+    def test_a_large_case_runs_its_stages_apart_and_grades_as_together(self):
+        # The phase's longest case (radix-sort's hidden 2^24 + 5 keys: nine stages, 11.9 s in one
+        # process, H200 2026-11-29) runs its stages SPLIT_PARTS processes apart, side by side.
+        from gpulab.checks import correctness
+        self.course = make_course(self.tmp / "v", verify=True)
+        log = self.tmp / "events.log"
+        for name, b in {"good": GOOD, "one size fails": {"naive": {"status": "pass", "fail_n": [4096]},
+                                                         "shared": GOOD["shared"]},
+                        "crash": {"naive": {"crash": True}, "shared": GOOD["shared"]}}.items():
+            with self.subTest(name):
+                log.unlink(missing_ok=True)
+                with env(FAKE_RUNNER_EVENTS_LOG=str(log)), mock.patch.object(correctness, "SPLIT_MIN_N", 4096):
+                    split = self.grade(b, sanitizers=False, conflicts=False)
+                runs = [line.split()[1] for line in log.read_text().splitlines()] if log.is_file() else []
+                if name != "crash":
+                    self.assertEqual({r for r in runs if "," not in r}, {"naive", "shared"})
+                together = self.grade(b, sanitizers=False, conflicts=False)
+                for sid in GOOD:
+                    got = [(c.name, c.status) for c in self.stage(split, sid).cases]
+                    want = [(c.name, c.status) for c in self.stage(together, sid).cases]
+                    self.assertEqual(got, want, sid)
+                self.assertEqual(split.points, together.points)
+
+    def test_split_deals_the_stages_round_the_parts(self):
+        from gpulab.checks import correctness
+        from gpulab.rubric import Case, Size
+        big, small = Case(Size(1 << 24)), Case(Size(1000))
+        stages = ["a", "b", "c", "d", "e"]
+        self.assertEqual(correctness._split(big, stages), [["a", "d"], ["b", "e"], ["c"]])
+        self.assertEqual(correctness._split(big, ["a"]), [["a"]])
+        self.assertEqual(correctness._split(small, stages), [stages])
 
     def test_cuda_error_does_not_cost_the_stages_after_it(self):
         sub = self.grade({"naive": {"sticky_error": True}, "shared": GOOD["shared"]})
