@@ -280,6 +280,12 @@ class GradingTest(FakeGrading, unittest.TestCase):
         sub = self.grade({"naive": {"fake_json": True, "exit_early": True}, "shared": GOOD["shared"]})
         self.assertEqual(self.stage(sub, "naive").passed_cases, 0)
 
+    def assert_same_cases_and_points(self, got, want):
+        for sid in GOOD:
+            self.assertEqual([(c.name, c.status) for c in self.stage(got, sid).cases],
+                             [(c.name, c.status) for c in self.stage(want, sid).cases], sid)
+        self.assertEqual(got.points, want.points)
+
     def test_small_cases_share_a_process_and_grade_as_alone(self):
         # One CUDA context for several small cases (correctness.run_case_group): 0.25-0.4 s a
         # process, one at a time per GPU (H200, 2026-11-29). Whatever the group cannot vouch for
@@ -307,11 +313,7 @@ class GradingTest(FakeGrading, unittest.TestCase):
                 self.assertEqual(log.read_text().split(), ["3"])   # the three cases in one process
                 with mock.patch.object(correctness, "GROUP_SIZE", 1):
                     alone = self.grade(b, sanitizers=False, conflicts=False)
-                for sid in GOOD:
-                    got = [(c.name, c.status) for c in self.stage(grouped, sid).cases]
-                    want = [(c.name, c.status) for c in self.stage(alone, sid).cases]
-                    self.assertEqual(got, want, sid)
-                self.assertEqual(grouped.points, alone.points)
+                self.assert_same_cases_and_points(grouped, alone)
         self.assertEqual(self.stage(self.grade(GOOD), "naive").passed_cases, 3)
 
     def test_a_large_case_runs_its_stages_apart_and_grades_as_together(self):
@@ -330,12 +332,7 @@ class GradingTest(FakeGrading, unittest.TestCase):
                 runs = [line.split()[1] for line in log.read_text().splitlines()] if log.is_file() else []
                 if name != "crash":
                     self.assertEqual({r for r in runs if "," not in r}, {"naive", "shared"})
-                together = self.grade(b, sanitizers=False, conflicts=False)
-                for sid in GOOD:
-                    got = [(c.name, c.status) for c in self.stage(split, sid).cases]
-                    want = [(c.name, c.status) for c in self.stage(together, sid).cases]
-                    self.assertEqual(got, want, sid)
-                self.assertEqual(split.points, together.points)
+                self.assert_same_cases_and_points(split, self.grade(b, sanitizers=False, conflicts=False))
 
     def test_split_deals_the_stages_round_the_parts(self):
         from gpulab.checks import correctness
