@@ -155,6 +155,8 @@ class RunnerArgsTest(unittest.TestCase):
                     got = run.profile_stage_conflicts(Path("/bin/true"), "padded", "1024", Path(tmp) / "work", 30)
                 self.assertEqual(len(count.read_text().split()), 2)   # never a third time
                 self.assertEqual(isinstance(got, run.ProfiledStage), measured, got)
+                if not measured:
+                    self.assertIn("Nsight Compute failed on its own", got.reason)
                 log = (Path(tmp) / "work" / "ncu-padded.log").read_text()
                 self.assertIn("Nsight Compute's own fault: profiled again", log)
 

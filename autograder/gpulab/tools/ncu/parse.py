@@ -227,6 +227,11 @@ def kernels_from_details(text: str) -> list[str]:
     return names
 
 
+# ncu's own failures, not the profiled program's: on two H200s (2026-11-29) a Source Counters profile
+# of a scan stage on GPU 1, while GPU 0's grades profiled too, printed both and wrote no report.
+PROFILER_FAULT = re.compile(r"==ERROR== (Failed to prepare kernel for profiling|Unknown Error on device)")
+
+
 def diagnose_failure(output: str) -> tuple[str, str] | None:
     """(reason, fix) when ncu could not measure at all; None when the output looks like a profile."""
     if "ERR_NVGPUCTRPERM" in output:
@@ -235,6 +240,11 @@ def diagnose_failure(output: str) -> tuple[str, str] | None:
         return "no GPU", "run the grader on a machine with an NVIDIA GPU"
     if "Failed to find or load" in output or "Failed to load" in output and "library" in output:
         return "ncu could not load its libraries", "reinstall Nsight Compute / the CUDA Toolkit"
+    if PROFILER_FAULT.search(output):
+        # Nsight Compute's own failure, not the program's (tools/ncu/run.py profiles again once first).
+        return ("Nsight Compute failed on its own (\"Failed to prepare kernel for profiling\" or \"Unknown "
+                "Error on device\"), twice: nothing was measured, and it was not the submission's doing",
+                "grade again; if it repeats, check the GPU (nvidia-smi) and that nothing else profiles it")
     jail = re.search(r"^bwrap: .*$", output, re.MULTILINE)
     if jail:
         # The jail could not be built: nothing ran (fail closed), and that is the grader's problem.

@@ -9,7 +9,6 @@ The readers of the output are parse.py; the verdicts and their text report.py.
 from __future__ import annotations
 
 import contextlib
-import re
 import shutil
 import threading
 import time
@@ -19,7 +18,8 @@ from pathlib import Path
 
 from gpulab import gpulock, proc
 from gpulab.tools import locate
-from gpulab.tools.ncu.parse import ProfiledRun, StageKernels, diagnose_failure, parse_kernels, parse_profiled_run
+from gpulab.tools.ncu.parse import (PROFILER_FAULT, ProfiledRun, StageKernels, diagnose_failure, parse_kernels,
+                                    parse_profiled_run)
 from gpulab.tools.ncu.report import ConflictReport, KernelProfile, build_report
 
 # What a kernel-time profile measures: each kernel's GPU time at the card's own clocks and with the
@@ -69,12 +69,9 @@ def _run_ncu(ncu: Path, args: list[str], timeout: float, log: Path | None, tag: 
     return res
 
 
-# ncu's own failures, not the profiled program's: on two H200s (2026-11-29) a Source Counters profile
-# of a scan stage on GPU 1, while GPU 0's grades profiled too, printed "Failed to prepare kernel for
-# profiling" and "Unknown Error on device 0" and wrote no report, so the stage's conflicts went "not
-# run" (the known-bad class expected them measured). Such a profile runs once more; a second fault
-# stands as before (not run, with the log).
-PROFILER_FAULT = re.compile(r"==ERROR== (Failed to prepare kernel for profiling|Unknown Error on device)")
+# A profile that Nsight Compute itself failed (parse.PROFILER_FAULT: the stage's conflicts went "not
+# run" on two H200s, 2026-11-29, where the known-bad class expected them measured) runs once more;
+# a second fault stands (not run, saying whose fault it was: parse.diagnose_failure).
 PROFILER_FAULT_PAUSE_S = 2.0
 
 
