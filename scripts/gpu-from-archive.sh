@@ -4,7 +4,9 @@
 # fresh folder (default /tmp/t) with .deps/ beside it and committed there into a new repository
 # (the handout export takes git-tracked files; the working tree the device tool sends has no
 # .git), then scripts/gpu-verify.sh with the arguments given, from that folder. Later calls of the
-# same lease: `cd /tmp/t && scripts/gpu-verify.sh collect 540`.
+# same lease: `cd /tmp/t && scripts/gpu-verify.sh collect 540`, with the same carry (a call without
+# it removes .drafts/ from the copy there: a chain step that runs a script from .drafts/ then finds
+# nothing, as on 2026-11-29; copy such scripts into /tmp/t before the chains reach them).
 # Usage: bash scripts/gpu-from-archive.sh ARCHIVE start|fanout [SECONDS] [ARGS...]
 #   e.g. bash scripts/gpu-from-archive.sh .drafts/head.tar fanout 240 "0:STEPS=ctest-gpu e2e" "1:STEPS=classes-all"
 set -euo pipefail
