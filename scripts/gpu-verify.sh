@@ -71,6 +71,11 @@ if [ "$mode" = steps ]; then
   run() { local name=$1 t=$2; shift 2; sum "start $name"; local t0=$SECONDS
     timeout -k 10 "$t" "$@" > "$L/$name.log" 2>&1; local rc=$?; sum "end $name rc=$rc $((SECONDS - t0))s"; return $rc; }
   { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; git log --oneline -1; } > "$L/gpu.txt" 2>&1
+  # What bounds the clocks (2026-11-29: one H200 of a two-GPU host ran every kernel 1.22-1.33x slower,
+  # its SMs near 1.5 GHz, and nothing here said why): application clocks, power limit, and the
+  # reasons the driver gives, at the start and again when the steps are done.
+  clocks() { nvidia-smi --query-gpu=index,pstate,clocks.sm,clocks.max.sm,clocks.applications.graphics,power.limit,power.draw,temperature.gpu,clocks_event_reasons.active --format=csv,noheader 2>&1 | sed "s/^/$1: /"; }
+  clocks "clocks at the start" >> "$L/gpu.txt"
   py=python3
   labs=$($py -m gpulab.manifest labs "$root")   # every lab of the course (labs/<lab>/lab.toml)
   for s in ${STEPS:-build ctest-gpu concurrent classes selfgrade measure-scan measure-transpose measure-reduction batch reduction-classes}; do
@@ -143,6 +148,7 @@ if [ "$mode" = steps ]; then
       *) sum "unknown step $s (steps: build ctest-gpu ctest-labs cmd concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers goals ncu-overhead guard-cost candidate startup)" ;;
     esac
   done
+  clocks "clocks when the steps were done" >> "$L/gpu.txt"
   sum "steps done"
   exit 0
 fi
