@@ -350,6 +350,28 @@ class LibraryCheckTest(FakeGrading, unittest.TestCase):
             self.assertIn("the stage's run was not seen", lib.summary)
         self.assertEqual(self.stage(sub, "naive").checks["performance"].points, 0)
 
+    def test_a_profiler_failure_the_program_prints_earns_no_unchecked_points(self):
+        # A program that sees Nsight Compute, prints one of its failures and exits: read as the
+        # machine's problem, the timing cross-check would be skipped and a forged time would stand.
+        # ncu measures the reference's run of the stage here, so the student's time is unchecked: 0.
+        for text in ("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
+                     "Performance Counters on the target device 0.",
+                     "==ERROR== Failed to prepare kernel for profiling\n==ERROR== Unknown Error on device 0."):
+            with self.subTest(text=text[:30]), env(FAKE_NCU_FORGE=text):
+                sub = self.grade(REFERENCE)
+                for stage in ("naive", "shared"):
+                    perf = self.stage(sub, stage).checks["performance"]
+                    self.assertEqual((perf.status, perf.points), ("fail", 0), perf.summary)
+                    self.assertIn("could not be checked against Nsight Compute", perf.summary)
+                    self.assertIn("measured the reference's run", perf.summary)
+
+    def test_a_machine_whose_profiler_fails_for_the_reference_too_leaves_the_time_standing(self):
+        with env(FAKE_NCU_PERM="1"):
+            sub = self.grade(REFERENCE)
+        perf = self.stage(sub, "naive").checks["performance"]
+        self.assertEqual(perf.points, perf.max_points, perf.summary)
+        self.assertIn("timing not cross-checked (no permission", perf.summary)
+
     def test_a_flood_of_output_that_cuts_the_profile_earns_nothing(self):
         # naive calls CUB and prints past the grader's output limit under the profiler, so that
         # ncu's rows are cut: that must not read as "not checked" (the points standing).

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,8 +55,25 @@ def profile(lr: LabRun, stage: str, size_arg: str) -> ncu_report.KernelProfile:
         prof = (ncu_report.KernelProfile(None, why) if wrapper is None else
                 ncu_run.profile_kernel_time(lr.runner, stage, size_arg, scratch, lr.rubric.tool_timeout, wrapper=wrapper,
                                         scratch=scratch, env=lr.sandbox.env(scratch)))
+    if prof.ms is None and not prof.anomaly and wrapper is not None:
+        prof.reference_measured = _reference_measured(lr, stage, size_arg)
+        if prof.reference_measured:
+            prof.why += "; Nsight Compute measured the reference's run of the stage on this machine"
     lr.profiles[key] = prof
     return prof
+
+
+def _reference_measured(lr: LabRun, stage: str, size_arg: str) -> bool:
+    """Whether Nsight Compute measures the trusted reference's run of the stage here. What says a
+    student's profile failed (ncu's "no permission", "Unknown Error", a timeout) is text and time
+    the profiled program controls: a program that prints "ERR_NVGPUCTRPERM" and exits when it sees
+    the profiler must not turn the timing cross-check into "not cross-checked", points standing. A
+    machine whose Nsight Compute cannot measure the reference either is the machine's problem."""
+    if lr.reference is None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="gpulab-ncu-ref-") as tmp:
+        ref = ncu_run.profile_kernel_time(lr.reference, stage, size_arg, Path(tmp), lr.rubric.tool_timeout)
+    return ref.ms is not None and not ref.anomaly
 
 
 def profile_conflict_runs(lr: LabRun, stages: list[str]) -> dict[str, ncu_report.KernelProfile]:

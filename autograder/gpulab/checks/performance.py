@@ -138,7 +138,9 @@ def cross_check(lr: LabRun, check: Check, sp: StagePoints, t: float) -> Check:
     """The student's time is measured inside the student's process; Nsight Compute's kernel time
     is not. A reported median below TIMING_TRUST x the profiled kernel time was not measured
     honestly: 0 points; one between that and the kernel time is scored as the kernel time.
-    ncu unavailable: the check stands, with a note saying it is unverified."""
+    ncu unavailable here (no ncu, or it cannot measure the trusted reference's run either): the
+    check stands, with a note saying it is unverified; ncu that measures the reference but not this
+    run (the program's own doing, forged failure text, or a fault): 0 points."""
     if lr.rubric.performance.size is None:
         return check
     prof = kernel_profiles.profile(lr, sp.id, lr.rubric.performance.size.arg)
@@ -151,6 +153,13 @@ def cross_check(lr: LabRun, check: Check, sp: StagePoints, t: float) -> Check:
                      f"the reported {t:.4g} ms could not be checked against Nsight Compute: {prof.anomaly}",
                      fix="run the stage the same under a profiler as without one (no flood of output, no early exit)",
                      data=dict(check.data))
+    if t_ncu is None and prof.reference_measured:
+        # Nsight Compute works here (it measured the reference's run of this stage), but not on
+        # this run: whatever stopped it (the program's own doing, or a fault), the time is unchecked.
+        return Check("performance", FAIL, 0, sp.performance,
+                     f"the reported {t:.4g} ms could not be checked against Nsight Compute ({why})",
+                     fix="run the stage the same under a profiler as without one; if Nsight Compute failed on "
+                         "its own (its log says so), grade again", data=dict(check.data))
     if t_ncu is None:
         check.summary += f"; timing not cross-checked ({why})"
     elif t_ncu == 0:

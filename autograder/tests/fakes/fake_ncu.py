@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A stand-in for ncu: profiling writes an empty report; --import prints the fixture pages named
-by FAKE_NCU_SOURCE / FAKE_NCU_DETAILS; FAKE_NCU_PERM=1 fails like a machine without counter access.
+by FAKE_NCU_SOURCE / FAKE_NCU_DETAILS; FAKE_NCU_PERM=1 fails like a machine without counter access;
+FAKE_NCU_FORGE=text: a profiled student runner prints that text and exits 1 (a forged failure).
 A Source Counters profile (--export) appends "profile-start <stage> <time> <pid>" to FAKE_NCU_EVENTS_LOG
 and takes FAKE_NCU_PROFILE_SECONDS; FAKE_NCU_RANGE_EMPTY=range|all profiles no kernel in the stage's range
 (or in the run)."""
@@ -14,6 +15,11 @@ if os.environ.get("FAKE_NICE_LOG"):
 if os.environ.get("FAKE_NCU_PERM") == "1":
     print("==PROF== Connected to process 1234")
     print("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters")
+    sys.exit(1)
+if os.environ.get("FAKE_NCU_FORGE") and "--import" not in args and any(a.endswith("-student") for a in args):
+    # A student program that, seeing the profiler, prints a failure of Nsight Compute's and exits.
+    print("==PROF== Connected to process 1234")
+    print(os.environ["FAKE_NCU_FORGE"])
     sys.exit(1)
 if os.environ.get("FAKE_NCU_ARGV_LOG"):
     with open(os.environ["FAKE_NCU_ARGV_LOG"], "a") as f:

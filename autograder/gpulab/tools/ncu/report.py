@@ -57,6 +57,10 @@ class KernelProfile:
     # either way the checks that read the range could not see all of the stage's work.
     escaped: list[str] = field(default_factory=list)
     anomaly: str = ""
+    # Not measured (ms None), while the trusted reference's run of the same stage was
+    # (checks/kernel_profiles.py): the machine's Nsight Compute works, so this run's failure is the
+    # profiled program's, or a fault that must not earn unchecked points (checks/performance.py).
+    reference_measured: bool = False
 
 
 def build_report(stage: str, source_csv: str, details_csv: str, notes: list[str] | None = None,
