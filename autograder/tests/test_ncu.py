@@ -78,6 +78,14 @@ class NcuParseTest(unittest.TestCase):
         self.assertIsNone(rep.total_excessive)
         self.assertIn("n/a", rep.reason)
 
+    def test_a_kernel_time_no_kernel_has_is_unreadable(self):
+        # The profiled program's stdout shares the rows' stream: a row it printed with a negative
+        # time would take time off its stage's sum.
+        for value in ("-5.0", "nan", "inf"):
+            row = {"Metric Name": "gpu__time_duration.sum", "Metric Unit": "msecond", "Metric Value": value}
+            self.assertIsNone(parse._kernel_ms(row), value)
+        self.assertEqual(parse._kernel_ms({"Metric Unit": "usecond", "Metric Value": "1,500"}), 1.5)
+
     def test_empty_output_is_not_run(self):
         rep = report.build_report("padded", "", "")
         self.assertFalse(rep.measured)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -264,14 +265,16 @@ def _csv_rows(output: str) -> csv.DictReader:
 
 
 def _kernel_ms(row: dict[str, str]) -> float | None:
-    """A gpu__time_duration.sum row's value in ms; None for a value ncu could not read (n/a) or an
-    unknown unit: never a guess."""
+    """A gpu__time_duration.sum row's value in ms; None for a value ncu could not read (n/a), an
+    unknown unit, or one no kernel has (negative, not finite: the profiled program's stdout shares
+    the rows' stream, and a row it printed must not take time off a stage's sum): never a guess."""
     text = (row.get("Metric Value") or "").replace(",", "").strip()
     scale = _TIME_UNITS_MS.get((row.get("Metric Unit") or "").strip())
     try:
-        return float(text) * scale if scale is not None else None
+        value = float(text)
     except ValueError:
         return None
+    return value * scale if scale is not None and math.isfinite(value) and value >= 0 else None
 
 
 def parse_kernel_time_ms(output: str) -> float | None:
