@@ -242,9 +242,11 @@ def diagnose_failure(output: str) -> tuple[str, str] | None:
     if "Failed to find or load" in output or "Failed to load" in output and "library" in output:
         return "ncu could not load its libraries", "reinstall Nsight Compute / the CUDA Toolkit"
     if PROFILER_FAULT.search(output):
-        # Nsight Compute's own failure, not the program's (tools/ncu/run.py profiles again once first).
-        return ("Nsight Compute failed on its own (\"Failed to prepare kernel for profiling\" or \"Unknown "
-                "Error on device\"), twice: nothing was measured, and it was not the submission's doing",
+        # What Nsight Compute prints for a failure of its own (tools/ncu/run.py profiles again once
+        # first). The profiled program's output shares the stream, so the text alone proves nothing:
+        # no check may award points on it (checks/performance.py profiles the reference instead).
+        return ("Nsight Compute failed on its own, by its output (\"Failed to prepare kernel for profiling\" or "
+                "\"Unknown Error on device\"), twice: nothing was measured",
                 "grade again; if it repeats, check the GPU (nvidia-smi) and that nothing else profiles it")
     jail = re.search(r"^bwrap: .*$", output, re.MULTILINE)
     if jail:
