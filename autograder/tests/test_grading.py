@@ -421,6 +421,38 @@ class GradingTest(FakeGrading, unittest.TestCase):
         self.assertIn("no early exit", c.fix)
         self.assertEqual(self.stage(sub, "naive").checks["sanitizer"].status, "pass")   # rerun alone: seen
 
+    def test_a_stage_that_does_not_work_earns_no_sanitizer_or_conflict_points(self):
+        # A stage that copies its input through shared memory passes the cases whose input is
+        # already the answer (sorted keys, n = 1), runs clean under the sanitizers and has no bank
+        # conflict (2026-11-30: shearsort's tile stages kept 2 + 4..5 points this way). The checks
+        # count runs in which the stage did its job; a wrong result in every one of them is 0.
+        copy = dict(GOOD, shared={"status": "pass", "fail_n": [1025, 33]})   # passes the sorted case only
+        with env(FAKE_SANITIZER_STATUS="shared:fail", FAKE_NCU_RUN_STATUS="fail"):
+            sub = self.grade(copy)
+        shared = self.stage(sub, "shared")
+        self.assertEqual(shared.checks["correctness"].status, "fail")
+        self.assertTrue(shared.does_work)                      # some case passes: the gate lets it through
+        c = shared.checks["sanitizer"]
+        self.assertEqual((c.status, c.points), ("fail", 0))
+        self.assertIn("output was wrong in every run under the tools", c.summary)
+        self.assertIn("memcheck", " ".join(c.details))
+        c = shared.checks["conflict_free"]
+        self.assertEqual((c.status, c.points), ("fail", 0))
+        self.assertIn("computed a wrong result", c.summary)
+        self.assertIn("first mismatch", " ".join(c.details))
+        self.assertEqual(self.stage(sub, "naive").checks["sanitizer"].status, "pass")
+        # The runner's word can only take points away: a document that says pass, or none, leaves
+        # the checks to the tools (today's verdicts).
+        for said in ({"FAKE_SANITIZER_STATUS": "shared:pass", "FAKE_NCU_RUN_STATUS": "pass"},
+                     {"FAKE_SANITIZER_STATUS": None, "FAKE_NCU_RUN_STATUS": None}):
+            with self.subTest(said), env(**said):
+                shared = self.stage(self.grade(copy), "shared")
+                self.assertEqual(shared.checks["sanitizer"].status, "pass")
+                self.assertEqual(shared.checks["conflict_free"].status, "pass")
+        # An error status (the stage threw, perhaps under the tool) is no evidence either way.
+        with env(FAKE_SANITIZER_STATUS="shared:error"):
+            self.assertEqual(self.stage(self.grade(copy), "shared").checks["sanitizer"].status, "pass")
+
     def sanitizer_runs(self, log: Path) -> list[tuple[str, str, str, float]]:
         return [(w, tool, stages, float(t)) for w, tool, stages, t in
                 (line.split() for line in log.read_text().splitlines())]

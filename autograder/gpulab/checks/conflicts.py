@@ -229,6 +229,15 @@ def _verdict(lr: LabRun, sid: str, pts: float, profiled: ncu_report.ConflictRepo
         check.summary = f"no kernel ran inside the stage's NVTX range gpulab:{sid}: nothing of the stage's own to check"
         check.fix = ("compute the stage with your own kernels, launched on the default stream from the "
                      "stage's function (not on the host, not from another thread)")
+    elif rep.total_excessive == 0 and getattr(profiled, "run_status", "") == FAIL:
+        # A copy through shared memory is conflict-free too: the points are for a stage that does
+        # its job, in the run that was counted (2026-11-30: a tile stage that sorted nothing earned
+        # them). The runner's check is the student process's own word, so it only takes points away.
+        check.status = FAIL
+        check.summary = (f"0 excess shared wavefronts, but the profiled run (n = {rubric.conflicts_size.arg}) "
+                         "computed a wrong result: conflict-free points are for a stage that works")
+        check.details = [f"the runner's check in the profiled run: {profiled.run_message}"] if profiled.run_message else []
+        check.fix = "make the stage pass its correctness cases (this report lists the failing ones)"
     elif rep.total_excessive == 0:
         check.status, check.points, check.summary = PASS, pts, "0 excess shared wavefronts"
     else:

@@ -59,6 +59,9 @@ class SanitizerReport:
     fix: str = ""
     exit: str = ""
     shape: str = ""                 # the rubric shape it ran on ("n=40009 uniform seed=1 block=64")
+    # What the runner's own check said of each stage's output in this run ("pass", "fail", ...;
+    # absent: no document). Student code prints it, so it can only cost points (checks/sanitizers.py).
+    statuses: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -190,10 +193,11 @@ def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, problem: str
         return SanitizerReport(tool, stage, False, reason=res.stderr.strip().splitlines()[-1][:200],
                                fix="see compute-sanitizer's message", exit=res.describe_exit())
     rep = verdict(tool, stage, text, res)
+    doc = parse_runner_json(res.stdout)
+    rep.statuses = {s: str(row.get("status")) for s in stages if (row := stage_result(doc, s)) is not None}
     if rep.ran and rep.clean:
         # A clean summary says nothing of a stage the program never reached under the tool (it
         # ended early, or its output was cut): the runner's document must list every stage run.
-        doc = parse_runner_json(res.stdout)
         unseen = [s for s in stages if stage_result(doc, s) is None]
         if unseen:
             rep.clean = False

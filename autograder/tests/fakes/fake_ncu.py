@@ -4,7 +4,8 @@ by FAKE_NCU_SOURCE / FAKE_NCU_DETAILS; FAKE_NCU_PERM=1 fails like a machine with
 FAKE_NCU_FORGE=text: a profiled student runner prints that text and exits 1 (a forged failure).
 A Source Counters profile (--export) appends "profile-start <stage> <time> <pid>" to FAKE_NCU_EVENTS_LOG
 and takes FAKE_NCU_PROFILE_SECONDS; FAKE_NCU_RANGE_EMPTY=range|all profiles no kernel in the stage's range
-(or in the run)."""
+(or in the run); FAKE_NCU_RUN_STATUS=status: the profiled program prints a runner document in which
+the stage's own check says that (no document without it)."""
 import os
 import sys
 
@@ -107,6 +108,12 @@ if "--export" in args:
                     f"{os.getpid()}\n")
         time.sleep(float(os.environ.get("FAKE_NCU_PROFILE_SECONDS", "0")))
     open(args[args.index("--export") + 1] + ".ncu-rep", "w").write("fake")
+    if os.environ.get("FAKE_NCU_RUN_STATUS"):
+        import json
+        status = os.environ["FAKE_NCU_RUN_STATUS"]
+        print(json.dumps({"lab": "fake", "results": [
+            {"stage": args[args.index("--stage") + 1], "status": status,
+             "message": "" if status == "pass" else "first mismatch at index 7 of 65536: expected 3, got 4"}]}, indent=2))
     print("==PROF== Report: fake.ncu-rep")
     sys.exit(0)
 if "--import" in args and os.environ.get("FAKE_NCU_IMPORT_LOG"):

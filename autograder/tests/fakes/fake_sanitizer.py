@@ -4,7 +4,8 @@ clean one to --log-file, and exits like the real tool (the --error-exitcode when
 FAKE_SANITIZER_ONLY_N: the fixture applies only to the run whose --n is this (one rubric shape).
 FAKE_SANITIZER_UNLESS_ALONE: the fixture applies only while no grader holds the GPU lock alone.
 The sanitized program's stdout is a runner document with every --stage in it, except the stage
-FAKE_SANITIZER_UNSEEN names (a program that ended before it under the tool).
+FAKE_SANITIZER_UNSEEN names (a program that ended before it under the tool); each stage's status
+there is "pass" unless FAKE_SANITIZER_STATUS ("stage:status,...") says otherwise (its check failed).
 FAKE_SANITIZER_LOG: each run appends "start <tool> <stages> <time>" as it begins and "end ..." as it
 exits; FAKE_SANITIZER_SLEEP=STAGE:SECONDS: a run over that stage takes that long (a run cancelled
 meanwhile has no "end")."""
@@ -47,6 +48,8 @@ if slow in stages:
     time.sleep(float(seconds))
 event("end")
 unseen = os.environ.get("FAKE_SANITIZER_UNSEEN", "")
-print(json.dumps({"lab": "fake", "results": [{"stage": st, "status": "pass"} for st in stages if st != unseen]}))
+said = dict(x.split(":", 1) for x in os.environ.get("FAKE_SANITIZER_STATUS", "").split(",") if ":" in x)
+print(json.dumps({"lab": "fake", "results": [{"stage": st, "status": said.get(st, "pass")} for st in stages
+                                             if st != unseen]}))
 m = re.search(r"ERROR SUMMARY: (\d+)", text)
 sys.exit(code if m and int(m.group(1)) > 0 else 0)

@@ -21,6 +21,7 @@ from gpulab.tools import locate
 from gpulab.tools.ncu.parse import (PROFILER_FAULT, ProfiledRun, StageKernels, diagnose_failure, parse_kernels,
                                     parse_profiled_run)
 from gpulab.tools.ncu.report import ConflictReport, KernelProfile, build_report
+from gpulab.tools.runner_json import parse_runner_json, stage_result
 
 # What a kernel-time profile measures: each kernel's GPU time at the card's own clocks and with the
 # caches as the kernel before it left them (--cache-control none). The timed runs it stands against
@@ -238,6 +239,10 @@ class ProfiledStage:
     timeout: float
     ncu: Path
     outside_range: bool = False   # no kernel ran inside the stage's range: every kernel was profiled
+    # The runner's own check of the stage's output in the profiled run ("pass", "fail", ...; "" when
+    # its document was not found). Printed by student code: it can only cost points (checks/conflicts.py).
+    run_status: str = ""
+    run_message: str = ""
 
 
 def profile_conflicts(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
@@ -311,7 +316,9 @@ def profile_stage_conflicts(runner: Path, stage: str, size_arg: str, work: Path,
         last = (out.strip().splitlines() or ["no output"])[-1]
         return ConflictReport.not_run(stage, f"ncu wrote no report ({res.describe_exit()}): {last[:200]}",
                                       f"see {log}")
-    return ProfiledStage(stage, report_file, work, log, notes, timeout, ncu, outside_range=bool(notes))
+    row = stage_result(parse_runner_json(res.stdout), stage) or {}
+    return ProfiledStage(stage, report_file, work, log, notes, timeout, ncu, outside_range=bool(notes),
+                         run_status=str(row.get("status", "")), run_message=str(row.get("message", "")))
 
 
 # The pages a verdict reads, each one `ncu --import` (about 0.5-1.2 s each on the H200 machine).
