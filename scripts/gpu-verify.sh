@@ -21,7 +21,8 @@
 #        e2e (the gpu-slow preset's end-to-end grades alone),
 #        multi-batch (two or more GPUs: scripts/gpu-multi-batch-check.sh; GRADE_ARGS),
 #        grade-times (each lab's reference graded in a fresh workspace, then its starter: phase times,
-#        the build's .ninja_log; GRADE_LABS),
+#        the build's .ninja_log; GRADE_LABS; alone on the host: beside eight niced class grades on the
+#        other GPU, radix-sort's reference took 121 s instead of 67, its correctness 71 s, 2026-11-30),
 #        goals (the sort labs' speed goals at 2^28: onesweep, digit4, merge-pairwise, merge-dway beside CUB),
 #        single-pass (scan's single-pass and three-round beside CUB at 2^24 and 2^28),
 #        timers (run --timer sync and events, three processes each, at each lab's grading size),
