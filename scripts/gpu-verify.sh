@@ -17,7 +17,8 @@
 # Steps: build ctest-gpu ctest-labs cmd concurrent classes selfgrade measure-scan measure-transpose
 #        measure-reduction batch reduction-classes
 #        trust (the trust classes of every lab), throughput (one GPU, a class: scripts/gpu-throughput-check.sh),
-#        classes-all (every GPU known-bad class of CLASS_LABS, CLASS_JOBS at once),
+#        classes-all (every GPU known-bad class of CLASS_LABS, CLASS_JOBS at once; CLASS_TIMEOUT seconds,
+#        default 2400, and 900 for `classes`: eight grades on one GPU queue for its exclusive phases),
 #        e2e (the gpu-slow preset's end-to-end grades alone),
 #        multi-batch (two or more GPUs: scripts/gpu-multi-batch-check.sh; GRADE_ARGS),
 #        grade-times (each lab's reference graded in a fresh workspace, then its starter: phase times,
@@ -90,7 +91,7 @@ if [ "$mode" = steps ]; then
       concurrent) OUT=$L/concurrent run concurrent 900 ctest --preset gpu-slow -R 'autograder[.]concurrent[.]gpu' --output-on-failure ;;
       e2e) run e2e 900 ctest --preset gpu-slow -R 'autograder[.]e2e[.]gpu' --output-on-failure ;;
       # CLASSES / CLASS_LABS pick other known-bad classes (e.g. CLASSES="stale-output memoized-replay").
-      classes) run classes 900 $py autograder/tests/testdata_suite.py --jobs "${CLASS_JOBS:-1}" $(printf -- "--only %s " ${CLASSES:-writes-everywhere library-single-pass}) --out "$L/classes" ${CLASS_LABS:-$labs} ;;
+      classes) run classes "${CLASS_TIMEOUT:-900}" $py autograder/tests/testdata_suite.py --jobs "${CLASS_JOBS:-1}" $(printf -- "--only %s " ${CLASSES:-writes-everywhere library-single-pass}) --out "$L/classes" ${CLASS_LABS:-$labs} ;;
       # What the replay guard (a fresh input per timed run) adds to each lab's timing, medians beside.
       guard-cost) run guard-cost 600 $py autograder/bench/replay_guard_cost.py ${GUARD_LABS:-} ;;
       selfgrade) OUT=$L/selfgrade run selfgrade 900 scripts/handout-selfgrade-gpu.sh "$root/build/gpu" ;;
@@ -103,7 +104,7 @@ if [ "$mode" = steps ]; then
       trust) run trust 900 $py autograder/tests/testdata_suite.py --gpu-only --jobs "${CLASS_JOBS:-4}" --only cub-in-stage \
                --only cub-device-scan-in-stage --only cub-only-multiblock --only write-past-scratch-region --out "$L/trust" $labs ;;
       # Every GPU known-bad class of CLASS_LABS (default: every lab), CLASS_JOBS at once.
-      classes-all) run classes-all 2400 $py autograder/tests/testdata_suite.py --gpu-only --jobs "${CLASS_JOBS:-3}" --out "$L/classes-all" ${CLASS_LABS:-$labs} ;;
+      classes-all) run classes-all "${CLASS_TIMEOUT:-2400}" $py autograder/tests/testdata_suite.py --gpu-only --jobs "${CLASS_JOBS:-3}" --out "$L/classes-all" ${CLASS_LABS:-$labs} ;;
       reduction-classes) run reduction-classes 900 $py autograder/tests/testdata_suite.py --out "$L/reduction-classes" reduction ;;
       multi-batch) OUT=$L/multi-batch run multi-batch 2400 scripts/gpu-multi-batch-check.sh gpu ;;   # 18 rows: ~1450 s on two H200s
       reduction-bench) OUT=$L/reduction-bench run reduction-bench 600 autograder/bench/reduction_gpu_check.sh ;;
