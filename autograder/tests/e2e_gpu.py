@@ -57,8 +57,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    # As `gpulab grade` does: a stop signal (ctest's timeout, `timeout`, Ctrl-C) kills every build, runner
-    # and tool the grades had started (proc.terminate_all), not only those a jail ties to this process.
+    # As testdata_suite.py: a stop signal kills what the grades started.
     from gpulab.cli import guard_process
     with guard_process():
         sys.exit(main())

@@ -20,7 +20,7 @@ from types import TracebackType
 
 from gpulab import gpulock, proc
 from gpulab.checks import kernel_profiles
-from gpulab.checks.lab_run import SANDBOX_FIX, LabRun
+from gpulab.checks.lab_run import NOT_WORKING_FIX, SANDBOX_FIX, LabRun, wrong_in_every_run
 from gpulab.kernel_names import shown_kernels
 from gpulab.rubric import StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
@@ -202,9 +202,11 @@ def stage(lr: LabRun, sp: StagePoints, readers: ThreadPoolExecutor, cancel: thre
 
 def _verdict(lr: LabRun, sid: str, pts: float, profiled: ncu_report.ConflictReport | ncu_run.ProfiledStage) -> Check:
     rubric = lr.rubric
+    run_status, run_message = None, ""   # the runner's own check in the profiled run
     if isinstance(profiled, ncu_report.ConflictReport):
         rep = profiled
     else:
+        run_status, run_message = profiled.run_status or None, profiled.run_message
         with lr.sandbox.workdir() as rd:
             # The report lay where student code could replace it: it is read back in the jail
             # too, as the sandbox user, from a copy in its own folder (the logs may lie where the
@@ -229,15 +231,13 @@ def _verdict(lr: LabRun, sid: str, pts: float, profiled: ncu_report.ConflictRepo
         check.summary = f"no kernel ran inside the stage's NVTX range gpulab:{sid}: nothing of the stage's own to check"
         check.fix = ("compute the stage with your own kernels, launched on the default stream from the "
                      "stage's function (not on the host, not from another thread)")
-    elif rep.total_excessive == 0 and getattr(profiled, "run_status", "") == FAIL:
-        # A copy through shared memory is conflict-free too: the points are for a stage that does
-        # its job, in the run that was counted (2026-11-30: a tile stage that sorted nothing earned
-        # them). The runner's check is the student process's own word, so it only takes points away.
+    elif rep.total_excessive == 0 and wrong_in_every_run([run_status]):
+        # A copy through shared memory is conflict-free too.
         check.status = FAIL
         check.summary = (f"0 excess shared wavefronts, but the profiled run (n = {rubric.conflicts_size.arg}) "
                          "computed a wrong result: conflict-free points are for a stage that works")
-        check.details = [f"the runner's check in the profiled run: {profiled.run_message}"] if profiled.run_message else []
-        check.fix = "make the stage pass its correctness cases (this report lists the failing ones)"
+        check.details = [f"the runner's check in the profiled run: {run_message}"] if run_message else []
+        check.fix = NOT_WORKING_FIX
     elif rep.total_excessive == 0:
         check.status, check.points, check.summary = PASS, pts, "0 excess shared wavefronts"
     else:

@@ -29,6 +29,20 @@ def shared_gpu_suspect(failed: bool, timed_out: bool, text: str) -> bool:
     return failed and (timed_out or bool(_SHARED_GPU_HARM.search(text or "")))
 
 
+def wrong_in_every_run(statuses: list[str | None]) -> bool:
+    """The gate's "some case passes" lets a stage through that copies its input (it passes the
+    cases whose input is already the answer), and a copy runs clean and conflict-free. So a check
+    that measures runs of the stage (sanitizers, bank conflicts) asks what the runner's own check
+    said of the output in each of them (None: no document, or the stage is not in it): wrong in
+    every one ("fail") earns none of its points (2026-11-30: shearsort's tile stage that sorted
+    nothing kept its sanitizer and conflict points). That document is the student process's own
+    word, so it only ever takes points away: a missing one, or an error status (the stage threw,
+    perhaps because of the tool), leaves the check to the tool."""
+    return bool(statuses) and all(s == FAIL for s in statuses)
+
+
+NOT_WORKING_FIX = "make the stage pass its correctness cases (this report lists the failing ones)"
+
 SANDBOX_FIX = ("install bubblewrap (Debian package; scripts/fetch-deps.sh for an offline machine) and grade as "
                "root, or set NVreg_RestrictProfilingToAdminUsers=0 (autograder/README.md)")
 

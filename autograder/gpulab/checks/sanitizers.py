@@ -9,7 +9,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
 from gpulab import gpulock
-from gpulab.checks.lab_run import LabRun, shared_gpu_suspect
+from gpulab.checks.lab_run import NOT_WORKING_FIX, LabRun, shared_gpu_suspect, wrong_in_every_run
 from gpulab.rubric import StagePoints
 from gpulab.scoring import FAIL, NOT_RUN, PASS, Check
 from gpulab.tools import compute_sanitizer
@@ -162,7 +162,7 @@ def _tool(lr: LabRun, tool: str, stages: list[str], shape: int,
 
 def verdict(pts: float, reports: list[compute_sanitizer.SanitizerReport], stage: str | None = None) -> Check:
     """All or nothing: clean needs every tool's summary with 0 errors and a trusted exit status,
-    and, for `stage`, a run under the tools in which the stage did its job (wrong_everywhere)."""
+    and, for `stage`, a run under the tools in which the stage did its job (wrong_in_every_run)."""
     check = Check("sanitizer", max_points=pts, data={"reports": [r.to_json() for r in reports]})
     bad = [r for r in reports if r.ran and not r.clean]
     missing = [r for r in reports if not r.ran]
@@ -178,29 +178,18 @@ def verdict(pts: float, reports: list[compute_sanitizer.SanitizerReport], stage:
                          "when a tool's library is loaded, output within the grader's limit")
     elif missing:
         check.status, check.summary, check.fix = NOT_RUN, missing[0].reason, missing[0].fix
-    elif stage is not None and wrong_everywhere(reports, stage):
+    elif stage is not None and wrong_in_every_run([r.statuses.get(stage) for r in reports]):
         check.status = FAIL
         check.summary = ("clean, but the stage's output was wrong in every run under the tools: sanitizer points are "
                          "for a stage that works on at least one of the rubric's sanitizer shapes")
         check.details = [f"{r.tool}{_on(r)}: the runner's check: {r.statuses[stage]}" for r in reports]
-        check.fix = "make the stage pass its correctness cases (this report lists the failing ones)"
+        check.fix = NOT_WORKING_FIX
     else:
         tools_used = list(dict.fromkeys(r.tool for r in reports))
         shapes = len({r.shape for r in reports})
         check.status, check.points = PASS, pts
         check.summary = " and ".join(tools_used) + " clean" + (f" on {shapes} shapes" if shapes > 1 else "")
     return check
-
-
-def wrong_everywhere(reports: list[compute_sanitizer.SanitizerReport], stage: str) -> bool:
-    """Every run under the tools reported the stage's output wrong ("fail"): a clean run then
-    proves nothing of the stage (2026-11-30: shearsort's tile stage that copies every tile through
-    shared memory, sorting nothing, passed the cases whose input is already sorted, and so earned
-    its sanitizer points). The runner's document is the student process's own word, so it can only
-    take points away: one without the stage (or no document) leaves the check as it was, and an
-    error status (the stage threw, perhaps because of the tool) is no evidence either."""
-    said = [r.statuses[stage] for r in reports if stage in r.statuses]
-    return bool(said) and len(said) == len(reports) and all(s == FAIL for s in said)
 
 
 def _bad_summary(r: compute_sanitizer.SanitizerReport) -> str:

@@ -198,7 +198,7 @@ def run_sanitizer(tool: str, runner: Path, stages: list[str] | str, problem: str
     if rep.ran and rep.clean:
         # A clean summary says nothing of a stage the program never reached under the tool (it
         # ended early, or its output was cut): the runner's document must list every stage run.
-        unseen = [s for s in stages if stage_result(doc, s) is None]
+        unseen = [s for s in stages if s not in rep.statuses]
         if unseen:
             rep.clean = False
             why = (f"its output ran past the {proc.MAX_OUTPUT >> 20} MiB the grader keeps (printing from a kernel?)"
