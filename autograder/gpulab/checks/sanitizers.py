@@ -5,7 +5,8 @@ finds something is each of its stages rerun alone to attribute the findings (REA
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from types import TracebackType
 
 from gpulab import gpulock
@@ -31,16 +32,71 @@ def run(lr: LabRun) -> None:
     if not eligible:
         return
     with ThreadPoolExecutor(max_workers=max(1, len(plan))) as pool:
-        futs = []
+        runs = []
         for tool, k, stages in plan:
             started = ahead.take(tool, k, stages) if ahead is not None else None
-            futs.append((tool, k, started or pool.submit(_tool, lr, tool, stages, k)))
-        found = [(tool, k, f.result()) for tool, k, f in futs]
+            cancel = ahead.cancel_event(tool, k) if started is not None else threading.Event()
+            runs.append(_Run(tool, k, stages, started or pool.submit(_tool, lr, tool, stages, k, cancel), cancel))
+        found = _stop_when_failed(lr, runs)
     _judge(lr, eligible, found)
-    # A run that ran out of device memory or time beside other submissions runs again alone.
-    suspects = [i for i, (_, _, by_stage) in enumerate(found) if any(_suspect(rep) for rep in by_stage.values())]
+    # A run that ran out of device memory or time beside other submissions runs again alone, unless
+    # each of its stages already has a finding of its own (no second run can give its points back).
+    failed = _failed_stages(found)
+    suspects = [i for i, (_, _, by_stage) in enumerate(found)
+                if any(_suspect(rep) and s not in failed for s, rep in by_stage.items())]
     if suspects:
         lr.again_alone[NAME] = lambda: _rerun_alone(lr, eligible, plan, found, suspects)
+
+
+@dataclass
+class _Run:
+    tool: str
+    shape: int
+    stages: list[str]
+    future: Future
+    cancel: threading.Event
+
+
+def _stop_when_failed(lr: LabRun, runs: list[_Run]) -> list[tuple[str, int, dict[str, compute_sanitizer.SanitizerReport]]]:
+    """The runs' reports, in plan order. Sanitizer points are all or nothing, so once a tool has a
+    finding of its own in a stage (not one that sharing the GPU may have caused), that tool's runs
+    on other shapes whose every stage already failed it are stopped: a race reported on every
+    access takes racecheck minutes per shape (bitonic's race-staged-writeback on an H200,
+    2026-11-30: shape 1 in seconds, shapes 2 and 3 over 7 minutes each, 300 s limit and a rerun
+    alone). The student sees each tool's first findings; the stopped runs are listed as such."""
+    found: dict[int, dict[str, compute_sanitizer.SanitizerReport]] = {}
+    failed: dict[tuple[str, str], str] = {}           # (tool, stage) -> the shape that found it
+    stopped: dict[int, str] = {}
+    pending = {r.future: i for i, r in enumerate(runs)}
+    while pending:
+        done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for fut in done:
+            i = pending.pop(fut)
+            found[i] = fut.result()
+            for stage, rep in found[i].items():
+                if _own_finding(rep):
+                    failed.setdefault((runs[i].tool, stage), rep.shape or lr.rubric.sanitizer_shapes[runs[i].shape].name)
+        for fut, i in pending.items():
+            r = runs[i]
+            if i not in stopped and all((r.tool, s) in failed for s in r.stages):
+                stopped[i] = failed[(r.tool, r.stages[0])]
+                r.cancel.set()
+    for i, shape in stopped.items():
+        for rep in found[i].values():
+            if not rep.ran:
+                rep.reason = f"stopped: {runs[i].tool} had already found errors in the stage on {shape}"
+    return [(r.tool, r.shape, found[i]) for i, r in enumerate(runs)]
+
+
+def _own_finding(rep: compute_sanitizer.SanitizerReport) -> bool:
+    """A finding the stage's code made: not a run the stage was never seen in, not one that sharing
+    the GPU may have caused (that one is run again alone)."""
+    return (rep.ran and not rep.clean and not _suspect(rep)
+            and any(f.kind != compute_sanitizer.UNSEEN_RUN for f in rep.findings))
+
+
+def _failed_stages(found: list[tuple[str, int, dict[str, compute_sanitizer.SanitizerReport]]]) -> set[str]:
+    return {s for _, _, by_stage in found for s, rep in by_stage.items() if _own_finding(rep)}
 
 
 def _plan(lr: LabRun, stages: list[StagePoints]) -> Plan:
@@ -84,6 +140,9 @@ class Ahead:
             return {}
         with gpulock.gpu_lock(shared=True):
             return _tool(self.lr, tool, stages, k, cancel)
+
+    def cancel_event(self, tool: str, k: int) -> threading.Event:
+        return self._cancel[(tool, k)]
 
     def take(self, tool: str, k: int, stages: list[str]) -> Future | None:
         """The run started ahead over exactly these stages (its result can be judged), or None."""
@@ -171,6 +230,7 @@ def verdict(pts: float, reports: list[compute_sanitizer.SanitizerReport], stage:
             check.details.append(f"{r.tool}{_on(r)}: {f.excerpt}" if f.kind == compute_sanitizer.UNSEEN_RUN
                                  else f"{r.tool}{_on(r)}: {f.kind} at {f.where}\n{f.excerpt}")
     if bad:
+        check.details += [f"{r.tool}{_on(r)}: not run ({r.reason})" for r in missing]
         check.status = FAIL
         check.summary = "; ".join(f"{r.tool}{_on(r)}: {_bad_summary(r)}" for r in bad)
         if all(f.kind == compute_sanitizer.UNSEEN_RUN for r in bad for f in r.findings):

@@ -7,8 +7,8 @@ The sanitized program's stdout is a runner document with every --stage in it, ex
 FAKE_SANITIZER_UNSEEN names (a program that ended before it under the tool); each stage's status
 there is "pass" unless FAKE_SANITIZER_STATUS ("stage:status,...") says otherwise (its check failed).
 FAKE_SANITIZER_LOG: each run appends "start <tool> <stages> <time>" as it begins and "end ..." as it
-exits; FAKE_SANITIZER_SLEEP=STAGE:SECONDS: a run over that stage takes that long (a run cancelled
-meanwhile has no "end")."""
+exits; FAKE_SANITIZER_SLEEP=STAGE:SECONDS[:TOOL:N]: a run over that stage (of that tool, whose --n
+is N) takes that long (a run cancelled meanwhile has no "end")."""
 import json
 import os
 import re
@@ -42,8 +42,8 @@ def event(what: str) -> None:
 
 
 event("start")
-slow, _, seconds = os.environ.get("FAKE_SANITIZER_SLEEP", "").partition(":")
-if slow in stages:
+slow, seconds, *only = os.environ.get("FAKE_SANITIZER_SLEEP", "::").split(":")
+if slow in stages and (not only or (only[0] == tool and "--n" in args and args[args.index("--n") + 1] == only[1])):
     import time
     time.sleep(float(seconds))
 event("end")
