@@ -30,13 +30,15 @@ def _cell(check: Check | None) -> str:
     if check.status == NOT_RUN:
         return f"not run ({check.summary})" if len(check.summary) < 24 else "not run"
     short = {
-        "correctness": check.summary.replace(" cases pass", " cases"),
+        "correctness": check.summary.split(",")[0].replace(" cases pass", " cases"),
         "sanitizer": "clean" if check.status == PASS else "FINDINGS",
         "conflict_free": "0 excess" if check.status == PASS else "CONFLICTS",
         "performance": f"{check.data['ratio']:.2f}x ref" if "ratio" in check.data else "fail",
     }.get(check.name, check.status)
     if check.status == FAIL and check.name == "correctness" and "TODO" in check.summary:
         short = "TODO"
+    elif check.data.get("input_is_answer_only"):
+        short += " (input = answer only)"
     elif check.status == FAIL and check.summary == "not implemented":
         short = "TODO"
     elif check.status == FAIL and check.summary.startswith("0: "):

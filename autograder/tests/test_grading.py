@@ -280,6 +280,35 @@ class GradingTest(FakeGrading, unittest.TestCase):
         sub = self.grade({"naive": {"fake_json": True, "exit_early": True}, "shared": GOOD["shared"]})
         self.assertEqual(self.stage(sub, "naive").passed_cases, 0)
 
+    def test_passes_on_inputs_that_already_are_the_answer_count_only_beside_one_that_is_not(self):
+        # A stage that copies its input passes the cases whose input is the answer (n = 1, equal
+        # or sorted keys: shearsort's tile stage that sorted nothing kept 3 of 15 cases, H200,
+        # 2026-11-30). The reference's verify says which passes a copy makes too; alone they earn
+        # nothing and open no other check.
+        self.course = make_course(self.tmp / "v", verify=True)
+        copy = {"naive": {"status": "pass", "fail_n": [1025, 33]}, "shared": GOOD["shared"]}   # passes the sorted 4096 only
+        with env(FAKE_VERIFY_INPUT_IS_ANSWER="4096"):
+            sub = self.grade(copy)
+            naive, shared = self.stage(sub, "naive"), self.stage(sub, "shared")
+            self.assertEqual(naive.passed_cases, 1)
+            self.assertEqual([c.input_is_answer for c in naive.cases], [False, True, False])
+            c = naive.checks["correctness"]
+            self.assertEqual((c.status, c.points), ("fail", 0))
+            self.assertIn("1/3 cases pass, each on an input that already was the answer", c.summary)
+            self.assertIn("copies its input", c.fix)
+            self.assertIn("| naive | 1/3 cases (input = answer only), 0/10 pts |", report.markdown(sub))
+            self.assertFalse(naive.does_work)
+            self.assertIn("already was the answer", naive.checks["sanitizer"].summary)
+            self.assertEqual(naive.checks["sanitizer"].points, 0)
+            # shared did its work elsewhere: its pass on the sorted case counts with the others.
+            self.assertEqual(shared.checks["correctness"].points, 10)
+            self.assertEqual(sub.points, self.grade(dict(copy, naive={"status": "fail"})).points)
+            # One pass that needed the work: every pass counts, as before.
+            sub = self.grade({"naive": {"status": "pass", "fail_n": [33]}, "shared": GOOD["shared"]})
+            c = self.stage(sub, "naive").checks["correctness"]
+            self.assertAlmostEqual(c.points, 10 * 2 / 3)
+            self.assertEqual(c.summary, "2/3 cases pass")
+
     def assert_same_cases_and_points(self, got, want):
         for sid in GOOD:
             self.assertEqual([(c.name, c.status) for c in self.stage(got, sid).cases],
@@ -543,6 +572,29 @@ class GradingTest(FakeGrading, unittest.TestCase):
             sub = self.grade(GOOD)
         self.assertEqual(self.stage(sub, "naive").checks["sanitizer"].summary,
                          "memcheck and racecheck clean on 2 shapes")
+
+    def test_a_tool_that_found_errors_in_a_stage_stops_its_runs_on_other_shapes(self):
+        # All or nothing: racecheck's hazards on shape 0 already cost naive its points, so its
+        # racecheck on shape 1 (slow here, as a race reported on every access is) is stopped, and
+        # the report says so; shared, on shape 0 only, is judged as before.
+        shapes = ('[sanitizers]\n[[sanitizers.shape]]\nn = 4099\n\n'
+                  '[[sanitizers.shape]]\nn = 40009\nstages = ["naive"]\n')
+        self.course = make_course(self.tmp / "shapes", rubric=RUBRIC.replace("[sanitizers]\nn = 4099\n", shapes))
+        sans = self.tmp / "sanitizers.log"
+        start = time.monotonic()
+        with env(FAKE_SANITIZER_RACECHECK=str(FIXTURES / "racecheck-race-synthetic.log"), FAKE_SANITIZER_ONLY_N="4099",
+                 FAKE_SANITIZER_LOG=str(sans), FAKE_SANITIZER_SLEEP="naive:60:racecheck:40009"):
+            sub = self.grade(GOOD)
+        self.assertLess(time.monotonic() - start, 30)
+        runs = [r[:3] for r in self.sanitizer_runs(sans)]
+        self.assertIn(("start", "racecheck", "naive"), runs)
+        self.assertEqual(runs.count(("end", "racecheck", "naive")), 1)   # shape 0's alone; shape 1's stopped
+        naive = self.stage(sub, "naive").checks["sanitizer"]
+        self.assertEqual((naive.status, naive.points), ("fail", 0))
+        self.assertIn("racecheck (on n=4099", naive.summary)
+        self.assertIn("racecheck (on n=40009 uniform seed=1): not run (stopped: racecheck had already found errors "
+                      "in the stage on n=4099", "\n".join(naive.details))
+        self.assertNotIn("memcheck (on n=40009 uniform seed=1): not run", "\n".join(naive.details))  # another tool runs on
 
     def test_no_gpu(self):
         with env(GPULAB_FAKE_GPU=None, GPULAB_NO_GPU="1"):

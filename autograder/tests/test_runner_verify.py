@@ -81,8 +81,8 @@ def runner_of(lab):
     return BUILD / "labs" / lab / f"gpulab-{lab}-reference"
 
 
-class HostVerdictTest(unittest.TestCase):
-    """`verify` judges a GPU stage's saved output without a GPU (no CUDA context per verdict)."""
+class SavedOutputs:
+    """A CPU stage's saved output relabelled as another stage's, and `verify`'s verdict on it."""
 
     def save_as(self, lab, cpu_stage, gpu_stage, problem, folder):
         runner = runner_of(lab)
@@ -101,6 +101,10 @@ class HostVerdictTest(unittest.TestCase):
                              capture_output=True, text=True, timeout=60, env=dict(os.environ, CUDA_VISIBLE_DEVICES=""))
         self.assertNotEqual(res.returncode, 77, f"{lab}/{stage}: verify asked for a GPU: {res.stderr}")
         return res.returncode, json.loads(res.stdout)["results"][0]
+
+
+class HostVerdictTest(SavedOutputs, unittest.TestCase):
+    """`verify` judges a GPU stage's saved output without a GPU (no CUDA context per verdict)."""
 
     def test_gpu_stages_are_judged_on_the_host(self):
         for lab, cpu_stage, stages, problem in SAME_OUTPUT:
@@ -127,6 +131,48 @@ class HostVerdictTest(unittest.TestCase):
                 if stage["role"] == "student":
                     with self.subTest(lab=lab, stage=stage["id"]):
                         self.assertTrue(stage["verified_on_host"])
+
+
+# (lab, a CPU stage, the stage its output is saved as, the extra problem options): the sort labs
+# set ArrayOutput::copied, so verify says of each pass whether a copy of the input passes too.
+COPIES = [
+    ("radix-sort", "cpu", "onesweep", []),
+    ("radix-sort", "cpu", "onesweep", ["--param", "pairs=1"]),
+    ("radix-sort", "cpu", "onesweep", ["--param", "key=f32"]),
+    ("bitonic", "cpu", "phase4", []),
+    ("shearsort", "cpu", "merge-pairwise", ["--param", "pairs=1"]),
+    ("shearsort", "cpu-shear", "tile-shear-padded", []),
+]
+
+
+class InputIsAnswerTest(SavedOutputs, unittest.TestCase):
+    """`verify` of a pass says `input_is_answer` (a copy of the input passes too: n = 1, equal or
+    sorted keys), the grader's signal that a pass proves nothing alone (checks/correctness.py)."""
+
+    def input_is_answer(self, lab, cpu_stage, stage, problem):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.save_as(lab, cpu_stage, stage, problem, Path(tmp))
+            code, row = self.verdict(lab, stage, problem, Path(tmp))
+            self.assertEqual((code, row["status"]), (0, "pass"), row)
+            return row.get("input_is_answer")
+
+    def test_the_sort_labs_say_which_inputs_are_already_the_answer(self):
+        for lab, cpu_stage, stage, extra in COPIES:
+            if not runner_of(lab).is_file():
+                continue
+            for problem, want in ((["--n", "1"], True), (["--n", "3000", "--dist", "all-equal"], True),
+                                  (["--n", "4099", "--dist", "sorted"], True),
+                                  (["--n", "4099", "--dist", "uniform"], False), (["--n", "1025", "--dist", "reverse"], False)):
+                with self.subTest(lab=lab, stage=stage, problem=problem + extra):
+                    self.assertIs(self.input_is_answer(lab, cpu_stage, stage, problem + extra), want)
+
+    def test_an_output_that_is_not_its_inputs_kind_says_nothing(self):
+        # scan's prefix sums and transpose's matrix set no `copied`.
+        for lab, stage, problem in (("scan", "naive", ["--n", "1025", "--dist", "sorted"]),
+                                    ("transpose", "naive", ["--n", "31x33"])):
+            if runner_of(lab).is_file():
+                with self.subTest(lab=lab):
+                    self.assertIsNone(self.input_is_answer(lab, "cpu", stage, problem))
 
 
 if __name__ == "__main__":

@@ -180,6 +180,7 @@ StageResult verify_stage_output(const Stage& stage, const Problem& problem, std:
     const CheckResult check = instance->check_output(bytes);
     result.status = check.ok ? StageStatus::pass : StageStatus::fail;
     result.message = check.ok ? std::string{} : check.to_string();
+    if (check.ok) result.input_is_answer = instance->input_is_answer();
   } catch (const std::exception& e) {
     result.status = StageStatus::error;
     result.message = e.what();

@@ -521,6 +521,7 @@ int cmd_verify(const Lab& lab, const VerifyCommand& cmd) {
     }
     all_pass &= r.status == StageStatus::pass;
     doc["results"].push_back({{"stage", r.stage}, {"status", std::string(to_string(r.status))}, {"message", r.message}});
+    if (r.input_is_answer) doc["results"].back()["input_is_answer"] = *r.input_is_answer;
   }
   if (cmd.common.format == "json") {
     std::cout << doc.dump(2) << "\n";

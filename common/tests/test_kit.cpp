@@ -345,3 +345,63 @@ TEST_CASE("run_stage: without draws (a stage that cannot, or experiments) the on
     CHECK(seen->draws == 0);
   }
 }
+
+// ---- input_is_answer: which cases a stage that copies its input passes ---------------------------------
+
+namespace {
+
+struct Keys {
+  std::vector<int> keys, sorted;
+};
+
+// A sort of n keys: seed 0 gives them already sorted (a copy passes), any other seed reversed.
+gpulab::ArrayOutput<int, Keys> sorted_keys(bool with_copy) {
+  gpulab::ArrayOutput<int, Keys> out{[](const Problem& p) {
+                                       auto d = std::make_shared<Keys>();
+                                       for (std::size_t i = 0; i < p.n; ++i) d->keys.push_back(static_cast<int>(p.seed == 0 ? i : p.n - i));
+                                       d->sorted = d->keys;
+                                       std::sort(d->sorted.begin(), d->sorted.end());
+                                       return std::shared_ptr<const Keys>(d);
+                                     },
+                                     [](const Keys& d) { return std::span<const int>(d.sorted); },
+                                     [](const Keys& d) { return 8.0 * static_cast<double>(d.keys.size()); }};
+  if (with_copy) out.copied = [](const Keys& d) { return d.keys; };
+  return out;
+}
+
+gpulab::StageResult verify_bytes(bool with_copy, std::uint64_t seed, const std::vector<int>& output) {
+  const gpulab::Stage stage = gpulab::make_stage(
+      "sort", "sort", gpulab::Where::cpu, "test",
+      gpulab::host_stage<int, Keys>(sorted_keys(with_copy), [](const Keys& d, int* o) { std::copy(d.sorted.begin(), d.sorted.end(), o); })
+          .prepare);
+  Problem p = problem(5);
+  p.seed = seed;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(output.data());
+  return gpulab::verify_stage_output(stage, p, std::span<const unsigned char>(bytes, output.size() * sizeof(int)));
+}
+
+}  // namespace
+
+TEST_CASE("verify: a pass says whether a copy of the input would have passed too", "[cpu][kit]") {
+  const std::vector<int> ascending{0, 1, 2, 3, 4}, from_one{1, 2, 3, 4, 5};
+  SECTION("the input is already sorted: the answer was in the input") {
+    const auto r = verify_bytes(true, 0, ascending);
+    CHECK(r.status == gpulab::StageStatus::pass);
+    CHECK(r.input_is_answer == std::optional<bool>(true));
+  }
+  SECTION("reversed input: the pass needed the stage's work") {
+    const auto r = verify_bytes(true, 1, from_one);
+    CHECK(r.status == gpulab::StageStatus::pass);
+    CHECK(r.input_is_answer == std::optional<bool>(false));
+  }
+  SECTION("a wrong output: nothing said") {
+    const auto r = verify_bytes(true, 1, ascending);
+    CHECK(r.status == gpulab::StageStatus::fail);
+    CHECK_FALSE(r.input_is_answer);
+  }
+  SECTION("an output that is not its input's kind (no `copied`): nothing said") {
+    const auto r = verify_bytes(false, 0, ascending);
+    CHECK(r.status == gpulab::StageStatus::pass);
+    CHECK_FALSE(r.input_is_answer);
+  }
+}

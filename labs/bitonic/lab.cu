@@ -71,7 +71,8 @@ const ArrayOutput<std::int32_t, SortData> kSorted{
     sort_data, [](const SortData& d) { return std::span<const std::int32_t>(d.expected); },
     [](const SortData& d) { return 8.0 * static_cast<double>(d.keys.size()); },
     [](const SortData& d, std::span<const std::int32_t> got) { return bm::check_sorted(d.keys, d.expected, got); },
-    [](const SortData& d) { return std::optional<double>(static_cast<double>(d.keys.size())); }};
+    [](const SortData& d) { return std::optional<double>(static_cast<double>(d.keys.size())); },
+    [](const SortData& d) { return d.keys; }};
 
 // The scratch a GPU stage gets (bitonic.cuh), with the problem's knobs.
 std::shared_ptr<ScratchOwner<SortWorkspace>> workspace(const Problem& p, std::size_t bytes) {

@@ -138,7 +138,13 @@ ArrayOutput<u32, SortData> sort_output() {
           [](const SortData& d, std::span<const u32> got) {
             return rm::judge_sort(d.keys, d.values, d.config.key, d.config.end_bit, d.expected, got);
           },
-          [](const SortData& d) { return std::optional<double>(static_cast<double>(d.keys.size())); }};
+          [](const SortData& d) { return std::optional<double>(static_cast<double>(d.keys.size())); },
+          [](const SortData& d) {  // the expected layout (its gap's poison kept), the input in place
+            std::vector<u32> copy(d.expected);
+            std::copy(d.keys.begin(), d.keys.end(), copy.begin());
+            if (!d.values.empty()) std::copy(d.values.begin(), d.values.end(), copy.begin() + rm::values_offset(d.keys.size()));
+            return copy;
+          }};
 }
 
 struct SpanData {

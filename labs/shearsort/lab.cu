@@ -103,7 +103,9 @@ std::shared_ptr<const SortData> sort_data(const Problem& p, bool keys_only = fal
 const ArrayOutput<std::int32_t, TileData> kTiles{
     tile_data, [](const TileData& d) { return std::span<const std::int32_t>(d.expected); },
     [](const TileData& d) { return 8.0 * static_cast<double>(d.keys.size()); },
-    [](const TileData& d, std::span<const std::int32_t> got) { return sm::check_tiles(d.keys, d.expected, got); }};
+    [](const TileData& d, std::span<const std::int32_t> got) { return sm::check_tiles(d.keys, d.expected, got); },
+    {},
+    [](const TileData& d) { return d.keys; }};
 
 // A sort's output: n keys, then (pairs) n values; read and write keys (and values) once.
 ArrayOutput<std::int32_t, SortData> sort_output(bool keys_only) {
@@ -111,7 +113,12 @@ ArrayOutput<std::int32_t, SortData> sort_output(bool keys_only) {
           [](const SortData& d) { return std::span<const std::int32_t>(d.expected); },
           [](const SortData& d) { return (d.pairs ? 16.0 : 8.0) * static_cast<double>(d.keys.size()); },
           [](const SortData& d, std::span<const std::int32_t> got) { return sm::check_sort(d.keys, d.expected, got, d.pairs); },
-          [](const SortData& d) { return std::optional<double>(static_cast<double>(d.keys.size())); }};
+          [](const SortData& d) { return std::optional<double>(static_cast<double>(d.keys.size())); },
+          [](const SortData& d) {  // the keys, then (pairs) the values i = i: sort_data's layout
+            std::vector<std::int32_t> copy(d.keys);
+            for (const std::uint32_t v : d.values) copy.push_back(static_cast<std::int32_t>(v));
+            return copy;
+          }};
 }
 
 // The scratch a GPU stage gets (shearsort.cuh), with the problem's knobs.

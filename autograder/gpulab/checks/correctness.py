@@ -186,6 +186,8 @@ def verify_saved(lr: LabRun, case: Case, results: dict[str, CaseResult], save: P
             elif row.get("status") != "pass":
                 results[s].status = "fail"
                 results[s].message = "the reference's check of the saved output: " + str(row.get("message", ""))
+            else:
+                results[s].input_is_answer = row.get("input_is_answer") is True
         return results
     finally:
         shutil.rmtree(checked, ignore_errors=True)
@@ -286,6 +288,10 @@ def run_case(lr: LabRun, case: Case, stages: list[str], timeout: float, save: Pa
     return results
 
 
+INPUT_IS_ANSWER_FIX = ("the passing cases are ones a stage that copies its input passes (n = 1, equal or sorted "
+                       "keys): make the stage do its work on the failing cases above")
+
+
 def verdict(sg: StageGrade, sp: StagePoints, cases: list[CaseResult]) -> None:
     """The stage's correctness check from its cases (TODO when every case says so)."""
     sg.cases = cases
@@ -299,9 +305,14 @@ def verdict(sg: StageGrade, sp: StagePoints, cases: list[CaseResult]) -> None:
     elif sg.todo:
         check.status, check.summary = FAIL, "TODO: not implemented (NotImplemented)"
     else:
-        check.points = scoring.correctness_points(sp.correctness, sg.passed_cases, len(run_))
-        check.status = PASS if sg.passed_cases == len(run_) else FAIL
+        check.points = scoring.correctness_points(sp.correctness, sg.earned_cases, len(run_))
+        check.status = PASS if sg.earned_cases == len(run_) else FAIL
         check.summary = f"{sg.passed_cases}/{len(run_)} cases pass"
         check.details = [f"{'hidden ' if c.hidden else ''}case {c.name}: {c.status}"
                          + (f": {c.message}" if c.message else "") for c in run_ if c.status != PASS]
+        if sg.passed_cases and not sg.earned_cases:
+            check.summary += (", each on an input that already was the answer (a copy of the input passes it too): "
+                              "0 until a case that needs the stage's work passes")
+            check.fix = INPUT_IS_ANSWER_FIX
+            check.data["input_is_answer_only"] = True
     sg.checks["correctness"] = check

@@ -30,8 +30,9 @@ def shared_gpu_suspect(failed: bool, timed_out: bool, text: str) -> bool:
 
 
 def wrong_in_every_run(statuses: list[str | None]) -> bool:
-    """The gate's "some case passes" lets a stage through that copies its input (it passes the
-    cases whose input is already the answer), and a copy runs clean and conflict-free. So a check
+    """A stage that copies its input passes the cases whose input is already the answer, and a copy
+    runs clean and conflict-free. The gate stops it where the reference's verify says which passes
+    those are (CaseResult.input_is_answer); for a lab or stage that cannot say, a check
     that measures runs of the stage (sanitizers, bank conflicts) asks what the runner's own check
     said of the output in each of them (None: no document, or the stage is not in it): wrong in
     every one ("fail") earns none of its points (2026-11-30: shearsort's tile stage that sorted
@@ -106,7 +107,8 @@ class LabRun:
         if need_all and not sg.all_pass:
             return Check(name, FAIL, 0, pts, "0: not every correctness case passes")
         if not sg.does_work:
-            return Check(name, FAIL, 0, pts, "0: no correctness case passes")
+            return Check(name, FAIL, 0, pts, "0: no correctness case passes" if not sg.passed_cases else
+                         "0: the only correctness cases that pass are ones whose input already was the answer")
         option, flag = SWITCHES[name]
         if not getattr(self.options, option):
             return Check(name, NOT_RUN, 0, pts, f"disabled ({flag})")

@@ -10,6 +10,8 @@ object {stage: {"status", "fail_n": [...], "crash", "hang", "median_ms", "junk",
 FAKE_RUNNER_EVENTS_LOG: the end of each untimed run (--no-time: a correctness case) is appended
 ("case-end <stages> <time>").
 "oom_unless_alone": the stage reports CUDA's out of memory unless a grader holds the GPU lock alone.
+FAKE_VERIFY_INPUT_IS_ANSWER: the sizes ("1,4096") whose input already is the answer: `verify` says
+so of each pass there (a copy of the input would have passed).
 FAKE_NICE_LOG: every call appends "runner <timed|case|verify|list|...> <its niceness>" (fake_ncu.py
 and fake_sanitizer.py append theirs: which runs the grader niced).
 FAKE_RUNNER_SPANS_LOG: every `run` appends "<timed|case> <who> <start> <end>" as it exits (which
@@ -60,11 +62,14 @@ def main() -> int:
         stages = [args[i + 1] for i, a in enumerate(args) if a == "--stage"]
         out_dir = args[args.index("--output-dir") + 1]
         results = []
+        trivial = args[args.index("--n") + 1] in os.environ.get("FAKE_VERIFY_INPUT_IS_ANSWER", "").split(",")
         for sid in stages:
             path = os.path.join(out_dir, sid + ".bin")
             ok = os.path.isfile(path) and open(path).read() == "OK"
             results.append({"stage": sid, "status": "pass" if ok else "fail",
                             "message": "" if ok else "saved output differs from the expected one"})
+            if ok:
+                results[-1]["input_is_answer"] = trivial
         print(json.dumps({"lab": cfg["lab"], "results": results}))
         return 0 if all(r["status"] == "pass" for r in results) else 1
     if args[0] != "run":

@@ -22,6 +22,7 @@ struct StageResult {
   std::optional<long> launches, predicted_launches;
   std::optional<std::size_t> host_copy_bytes;  // cudaMemcpy host<->device inside run()
   bool fresh_inputs = false;  // timed on a fresh input per run, each run checked (the replay guard)
+  std::optional<bool> input_is_answer;  // `verify` of a pass: a copy of the input passes too
 };
 
 // Where a checked stage's raw output goes: <folder>/<stage>.bin, a header line naming the lab and
