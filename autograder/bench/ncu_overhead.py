@@ -1,9 +1,12 @@
 """Where the timing cross-check's Nsight Compute time goes (instructor bench, GPU machine).
 
 The cross-check (checks/performance.py) profiles every kernel of a lab's timed stages in one ncu
-run of the reference runner. On the H200 (2026-11-28) that cost 8-14 ms per kernel launch, profiled
-or not: a run that profiled 64 of radix-sort's split-global's 1656 launches took 22 s, one that
-profiled all 26 s, and a kernel-name filter that matched none 19 s, against 2.8 s without ncu.
+run of the reference runner. Measured with this bench (H200, 2026-11-30; autograder/README.md,
+"Output", has the table): each kernel ncu profiles costs 7.3-7.8 ms whatever the replay mode, and
+a launch it lets pass next to nothing (radix-sort: 1818 kernels profiled 15.9 s, a filter that
+matches none 3.1 s, the runner alone 2.6 s). An earlier reading from a busy host, "8-14 ms per
+launch, profiled or not", was wrong.
+
 This bench runs each lab's reference at its rubric's performance size and stages (every lab, or
 the labs named) in the ways that tell those costs apart, and prints one line per way: seconds,
 kernels profiled, kernel launches the runner counted.
