@@ -40,8 +40,10 @@ void digit4_count(const std::uint32_t* d_keys, std::size_t n, std::size_t tile_s
 
 void sort_digit4(const std::uint32_t* d_keys, std::uint32_t* d_keys_out, const std::uint32_t* d_values,
                  std::uint32_t* d_values_out, std::size_t n, SortWorkspace& ws) {
-  // G = min(ws.multiprocessors x kDigit4BlocksPerSm, chunks of kDigit4Chunk keys) tiles of whole
-  // chunks (seed 000: one tile per processor). Ping-pong so that the last pass writes d_keys_out;
+  // About one tile per resident block (seed 000: one tile per processor): with C = ceil(n /
+  // kDigit4Chunk) chunks and P = ws.multiprocessors x kDigit4BlocksPerSm, a tile is ceil(C / min(P, C))
+  // whole chunks and G = ceil(n / tile size) tiles (not always P: 2^22 keys on 132 SMs make 256, and
+  // no tile may start past n). Ping-pong so that the last pass writes d_keys_out;
   // zero passes still write the output (cudaMemcpyAsync device to device).
   (void)d_keys, (void)d_keys_out, (void)d_values, (void)d_values_out, (void)n, (void)ws;
   gpulab::not_implemented("digit4");

@@ -148,8 +148,8 @@ inline constexpr int kSplitItems = 16;
 inline constexpr int kSplitTile = kSplitThreads * kSplitItems;  // 4096
 // digit4: r = 4; a block of kDigit4Threads threads; the downsweep ranks chunks of
 // kDigit4Threads x kDigit4Items keys; a tile is a whole number of chunks, one tile per resident
-// downsweep block: G = min(SMs x kDigit4BlocksPerSm, chunks) tiles of ceil(chunks / G) chunks
-// (the 16 x G count matrix of the spine).
+// downsweep block: a tile is ceil(C / min(P, C)) chunks (C chunks, P = SMs x kDigit4BlocksPerSm),
+// G = ceil(n / tile size) tiles (the 16 x G count matrix of the spine).
 inline constexpr int kDigit4RadixBits = 4;
 inline constexpr int kDigit4Digits = 1 << kDigit4RadixBits;
 inline constexpr int kDigit4Threads = 256;

@@ -122,14 +122,15 @@ struct Problem {
   int block = 128;         // find-max's and split-global's threads per block
   CounterLayout counters = CounterLayout::per_lane;
   int multiprocessors = 132;
-  int digit4_blocks_per_sm = kDigit4BlocksPerSm;  // digit4's G = SMs x this (capped by the chunks)
+  int digit4_blocks_per_sm = kDigit4BlocksPerSm;  // digit4's P = SMs x this resident blocks
 };
 
 // Passes P of a sort: split-global min(data_bits, end_bit); split-* end_bit; digit4 and digit4-count
 // ceil(end_bit / 4);
 // onesweep ceil(end_bit / r); cpu-lsd ceil(end_bit / 8).
 int passes(Stage s, const Problem& p);
-// digit4's tiles G (the spine's 16 x G matrix): min(SMs x resident blocks, chunks), whole chunks each.
+// digit4's tiles G (the spine's 16 x G matrix): tiles of ceil(C / min(P, C)) whole chunks (C chunks,
+// P = SMs x resident blocks), G = ceil(n / tile size).
 std::size_t digit4_tiles(const Problem& p);
 std::size_t digit4_tile_size(const Problem& p);
 // digit4-count's oracle: for each pass q < pass_count(end_bit, 4), the 16 x tiles counts of

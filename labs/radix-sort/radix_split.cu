@@ -49,8 +49,10 @@ void sort_cpu_lsd(const std::uint32_t* keys, std::uint32_t* keys_out, const std:
 // instead of a max, and K = span_bits(OR, AND). Make the tree work for every n (which elements does
 // seed 003's loop reach when n is not a power of two?): let node j of level d live at its last
 // existing element, min((j + 1) 2^d, n) - 1. Level 1 reads the keys; the last level writes
-// *d_span; the nodes of the levels in between need ws.take<uint2>(n). Launches: max(1, ceil(log2 n)); n == 0: one launch
-// writes the identities {0, 0xffffffff, 0, 0}. Threads per block: ws.config.block.
+// *d_span; the nodes of the levels in between need n uint2 (find_key_bits: ws.take<uint2>(n)).
+// Launches: max(1, ceil(log2 n)); n == 0: one launch writes the identities {0, 0xffffffff, 0, 0}.
+// Threads per block: ws.config.block. Put the tree in a helper that takes its node array: split-global
+// calls it too, and there the workspace has no room for n more uint2 (see split-global's note).
 void find_key_bits(const std::uint32_t* d_keys, std::size_t n, BitSpan* d_span, SortWorkspace& ws) {
   (void)d_keys, (void)n, (void)d_span, (void)ws;
   gpulab::not_implemented("find-max");
@@ -58,7 +60,10 @@ void find_key_bits(const std::uint32_t* d_keys, std::size_t n, BitSpan* d_span, 
 
 // ---- 3. split-global (seed 003 as written) ----------------------------------------------------------
 //
-// Find K with your find-max tree and read it back (the host loops over the bits), then for each bit
+// Find K with your find-max tree and read it back (the host loops over the bits). The workspace
+// (sort_workspace_bytes: 6n words with pairs) holds split-global's own arrays and nothing more: take
+// b and t as one piece of n uint2 and lend it to the tree first (it is free until the first map);
+// find_key_bits' own ws.take<uint2>(n) on top of them throws length_error. Then for each bit
 // b < min(K, end_bit), with ws.config.block threads per block:
 //   map       b[i] = bit b of key i, f[i] = 1 - b[i]
 //   host      save f[n-1] ("we save the last value of f_arr": a cudaMemcpy to the host)

@@ -21,9 +21,8 @@ namespace shearsort {
 //   - a child with nothing left is "+infinity" by a flag, never by a key value (keys can be
 //     INT_MAX), and a child that has passed nothing up yet is "-infinity";
 //   - runs need not be a multiple of b keys, and the last group may have fewer than d runs;
-//   - seed 004 partitions with separators chosen by value (Parts 3-4): ties put every equal key in
-//     one group, and its parameters need n > p (k^2 + 1). Cut each pass's output into equal chunks
-//     instead and find, for each chunk's first output, how many keys of each run come before it in
+//   - seed 004 partitions with separators chosen by value (Parts 3-4), which do not suit this lab
+//     (question 8 asks why). Cut each pass's output into equal chunks instead and find, for each chunk's first output, how many keys of each run come before it in
 //     the order (key, run, position) -- a d-way merge-path co-rank -- so that every warp has work
 //     and equal keys keep their input order (ws.config.dway_chunk suggests a chunk; you may ignore it);
 //   - with values, the heap can order (key, input position) composites: ties keep their order.

@@ -106,7 +106,7 @@ inline constexpr int kTileWarps = 4;
 // merge-pairwise: a block of kMergeThreads threads writes kMergeTile = threads x items consecutive
 // outputs of one merge. kMergeTile divides 2L for every run length L = 1024 x 2^p, so no block
 // straddles two merges. 16 keys a thread spread each thread's search and setup over more keys
-// (CUB's merge sort takes 17): solutions/shearsort/NOTES.md, "Where the reference loses to CUB".
+// (CUB's merge sort takes 17).
 inline constexpr int kMergeThreads = 128;
 inline constexpr int kMergeItems = 16;
 inline constexpr int kMergeTile = kMergeThreads * kMergeItems;  // 2048

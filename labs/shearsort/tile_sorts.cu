@@ -71,7 +71,7 @@ void tile_shear_naive(const std::int32_t* d_in, std::int32_t* d_out, std::size_t
 // A column phase becomes: transpose the tile in place, sort rows, transpose back (seed 000 §5).
 // The transposition is seed 000's Algorithm 2 (Appendix B): on diagonal i = 1..31, lane c swaps
 // element (c, c + i) with (c + i, c). Which banks do the two words of a swap sit in? The seed puts
-// a barrier in every step; every element moves exactly once, so how many does a warp need?
+// a barrier in every step: how many does a warp need?
 void tile_shear_transpose(const std::int32_t* d_in, std::int32_t* d_out, std::size_t n, ShearWorkspace& ws) {
   (void)d_in, (void)d_out, (void)n, (void)ws;
   gpulab::not_implemented("tile-shear-transpose");
