@@ -20,7 +20,7 @@
 
 namespace shearsort {
 
-// ---- 1. the CPU stages ------------------------------------------------------------------------------------
+// ---- 1.-2. the CPU stages ----------------------------------------------------------------------------------
 
 // The whole array, ascending and stable. keys_out gets the sorted keys; with values (both value
 // pointers non-null) values_out[i] is the value that came with keys_out[i], and equal keys keep
@@ -41,7 +41,7 @@ void tile_shear_cpu(const std::int32_t* in, std::int32_t* out, std::size_t n) {
   gpulab::not_implemented("cpu-shear");
 }
 
-// ---- 2.-6. the tile stages ------------------------------------------------------------------------------------
+// ---- 3.-7. the tile stages ------------------------------------------------------------------------------------
 //
 // Every stage: one warp per tile, kTileWarps warps (tiles) per block, one launch (the model's
 // grid and R(n) = 1). Lane l moves keys 32 k + l (k = 0..31) between global and shared memory, so

@@ -22,7 +22,7 @@
 
 namespace shearsort {
 
-// ---- 1. the CPU stages ------------------------------------------------------------------------------------
+// ---- 1.-2. the CPU stages ----------------------------------------------------------------------------------
 
 void sort_cpu(const std::int32_t* keys_in, const std::uint32_t* values_in, std::int32_t* keys_out,
               std::uint32_t* values_out, std::size_t n) {
@@ -72,7 +72,7 @@ void tile_shear_cpu(const std::int32_t* in, std::int32_t* out, std::size_t n) {
   }
 }
 
-// ---- 2.-6. the tile stages ---------------------------------------------------------------------------------
+// ---- 3.-7. the tile stages ---------------------------------------------------------------------------------
 
 namespace {
 
