@@ -106,10 +106,9 @@ struct alignas(16) BitSpan {
 // ---- the knobs the harness passes (from --param key=value; validated before you see them) ----
 
 // digit4's upsweep ("counters" knob): where lane l of a warp keeps its count of digit d.
-//   per_lane    counts[d * 32 + l]     lane l only ever touches bank l: conflict-free for any digits
-//               (seed 000 §4's conflict-free colored prefix sums: one bank per thread)
-//   per_thread  counts[l * 16 + d]     a thread's 16 counters side by side: lanes l and l + 2 share
-//               banks, up to 16-way conflicts (all keys equal) -- the contrast for the experiment
+//   per_lane    counts[d * 32 + l]     graded conflict-free for any digits (why: question 4)
+//   per_thread  counts[l * 16 + d]     a thread's 16 counters side by side: the contrast for the
+//               experiment (its conflicts: question 4)
 enum class CounterLayout : int { per_lane = 0, per_thread = 1 };
 
 struct SortConfig {
