@@ -326,7 +326,7 @@ Table bank_model(const ExperimentContext& ctx) {
   std::vector<Column> columns{{"stage", "stage"},          {"counters", "counters"},         {"n", "n"},
                               {"passes", "passes"},        {"upsweep_excess", "upsweep"},    {"downsweep_excess", "downsweep"},
                               {"model_excess", "excess (run)"}, {"max_way", "max way"},      {"reorder_excess", "of it: reorder"},
-                              {"label", "label"}};
+                              {"count_excess", "digit4-count"}, {"label", "label"}};
   Table t(columns, "radix-sort: the bank model of digit4 (excess shared wavefronts), n = " + size_name(ctx.base.n));
   struct Data {
     std::string suffix;
@@ -345,7 +345,7 @@ Table bank_model(const ExperimentContext& ctx) {
       const auto keys = rl::keys_of(p);
       const rm::Problem m = rl::model_problem(p, false);
       const int passes = rm::passes(rm::Stage::digit4, m);
-      long up = 0, down = 0, reorder = 0;
+      long up = 0, down = 0, reorder = 0, count = 0;
       int max_way = 0;
       for (int pass = 0; pass < passes; ++pass) {
         const auto u = rm::digit4_upsweep_summary(*keys, KeyType::u32, 32, pass, m, static_cast<CounterLayout>(layout));
@@ -354,11 +354,13 @@ Table bank_model(const ExperimentContext& ctx) {
         down += w.excess();
         max_way = std::max({max_way, u.max_way, w.max_way});
         reorder += rm::digit4_reorder_summary(*keys, KeyType::u32, 32, pass, m).excess();
+        count += rm::digit4_upsweep_summary(*keys, KeyType::u32, 32, pass, m, static_cast<CounterLayout>(layout), false)
+                     .excess();
       }
       t.add_row({"digit4" + d.suffix, static_cast<std::int64_t>(layout), static_cast<std::int64_t>(p.n),
                  static_cast<std::int64_t>(passes), static_cast<std::int64_t>(up), static_cast<std::int64_t>(down),
                  static_cast<std::int64_t>(up + down), static_cast<std::int64_t>(max_way),
-                 static_cast<std::int64_t>(reorder),
+                 static_cast<std::int64_t>(reorder), static_cast<std::int64_t>(count),
                  "digit4, " + std::string(layout == 0 ? "lane" : "thread") + " counters" + d.suffix});
     }
   t.add_note("counters 0 = lane (counts[d * 32 + lane]: the layout digit4-count is graded conflict-free with), 1 = "
@@ -368,7 +370,9 @@ Table bank_model(const ExperimentContext& ctx) {
              "` sorts");
   t.add_note("of it: reorder = the downsweep's stores of each key at its padded rank in the chunk sorted by digit "
              "(Satish et al.'s local sort; onesweep's reorder has the same kind): its only conflicts; the counting "
-             "(upsweep) is digit4-count's");
+             "(upsweep) is digit4's pass input's; digit4-count = the stage digit4-count, which counts the unsorted "
+             "input at every shift (what ncu profiles for it: the same 0 with lane counters, other counts with thread "
+             "ones)");
   t.add_note(gpu_available() ? "tiles from this GPU's SM count" : "no GPU: tiles from 132 SMs (an H100)");
   if (ctx.base.param("draw", 0) != 0) {
     // The handout's drawings: one counting step with every lane on one digit, both layouts.

@@ -346,6 +346,28 @@ TEST_CASE("digit4 upsweep: 0 excess with per-lane counters on every distribution
   }
 }
 
+TEST_CASE("digit4-count's counting sees the unsorted input at every shift, digit4's each pass's sorted input",
+          "[cpu][bank-model]") {
+  // What the ncu sweep of the stage digit4-count compares with (bank-model.csv's count_excess): the
+  // same as digit4's counting at pass 0 and with per-lane counters (0), not at later passes with
+  // per-thread ones, where the degree depends on which digits a warp's 32 keys hold.
+  m::Problem p;
+  p.multiprocessors = 4;
+  const auto keys = m::make_keys(m::KeyDistribution::few_unique, 50000, 2, KeyType::u32);
+  auto excess = [&](int pass, CounterLayout layout, bool pass_input) {
+    return m::digit4_upsweep_summary(keys, KeyType::u32, 32, pass, p, layout, pass_input).excess();
+  };
+  CHECK(excess(0, CounterLayout::per_thread, false) == excess(0, CounterLayout::per_thread, true));
+  long sorted = 0, unsorted = 0;
+  for (int pass = 1; pass < 8; ++pass) {
+    CHECK(excess(pass, CounterLayout::per_lane, false) == 0);
+    sorted += excess(pass, CounterLayout::per_thread, true);
+    unsorted += excess(pass, CounterLayout::per_thread, false);
+  }
+  CHECK(unsorted > 0);
+  CHECK(sorted != unsorted);
+}
+
 TEST_CASE("digit4 upsweep, per-thread counters, one chunk of equal keys: 7680 excess", "[cpu][bank-model]") {
   // One tile of 4096 equal keys, 8 warps: clears 16 x 15, counting 4 steps x 4 keys x (load + store)
   // x 15, warp-sum loads 16 x 15 per warp: (240 + 480 + 240) x 8 = 7680.
