@@ -272,7 +272,7 @@ Table dist_sweep(const ExperimentContext& ctx) {
 
 Table model_table(const ExperimentContext& ctx) {
   const Machine& m = machine();
-  const int end_bit = rl::model_problem(ctx.base, false).end_bit;  // --param end_bit (question 6 sets 20)
+  const rm::Problem p = rl::model_problem(ctx.base, false);  // --param end_bit (question 6 sets 20)
   Table t({{"stage", "stage"},
            {"n", "n"},
            {"passes", "passes"},
@@ -283,10 +283,9 @@ Table model_table(const ExperimentContext& ctx) {
            {"crossover_n", "crossover n"},
            {"sectors_per_key", "sectors/written key", 3}},
           "radix-sort: the model of every sort at n = " + size_name(ctx.base.n) + " (u32 keys, end_bit " +
-              std::to_string(end_bit) + ")");
+              std::to_string(p.end_bit) + ")");
   for (const auto& id : kSorts) {
     const rm::Stage s = *rm::parse_stage(id);
-    const rm::Problem p = rl::model_problem(ctx.base, false);
     // Sectors per written key: split-onepass writes each warp's keys of one item in two runs;
     // digit4 after its reorder, per store instruction; onesweep after its reorder, per run (the
     // others: not modelled).
@@ -305,7 +304,7 @@ Table model_table(const ExperimentContext& ctx) {
   p003.data_bits = 6;
   t.add_note("seed 003's case (n = 2^15, K = 6): split-global " + std::to_string(rm::launches(rm::Stage::split_global, p003)) +
              " launches and " + std::to_string(rm::host_syncs(rm::Stage::split_global, p003)) + " host round trips");
-  t.add_note("split-global here sorts min(K, end_bit) = " + std::to_string(std::min(32, end_bit)) +
+  t.add_note("split-global here sorts min(K, end_bit) = " + std::to_string(rm::passes(rm::Stage::split_global, p)) +
              " bits (uniform keys: K = 32); " + m.note());
   t.add_note("sectors/written key: digit4 reorders each 4096-key chunk by digit and writes 32 sorted positions per store "
              "instruction (written from registers instead, ~16 runs per instruction: " +
@@ -354,7 +353,8 @@ Table bank_model(const ExperimentContext& ctx) {
         down += w.excess();
         max_way = std::max({max_way, u.max_way, w.max_way});
         reorder += rm::digit4_reorder_summary(*keys, KeyType::u32, 32, pass, m).excess();
-        count += rm::digit4_upsweep_summary(*keys, KeyType::u32, 32, pass, m, static_cast<CounterLayout>(layout), false)
+        count += rm::digit4_upsweep_summary(*keys, KeyType::u32, 32, pass, m, static_cast<CounterLayout>(layout),
+                                            rm::CountedKeys::unsorted)
                      .excess();
       }
       t.add_row({"digit4" + d.suffix, static_cast<std::int64_t>(layout), static_cast<std::int64_t>(p.n),

@@ -316,7 +316,7 @@ std::vector<Request> digit_count_requests(int radix_bits, CounterLayout layout, 
 }
 
 RequestSummary digit4_upsweep_summary(std::span<const std::uint32_t> keys, KeyType type, int end_bit, int pass,
-                                      const Problem& p, CounterLayout layout, bool pass_input) {
+                                      const Problem& p, CounterLayout layout, CountedKeys counted) {
   RequestSummary total;
   const std::size_t n = keys.size();
   if (n == 0) return total;
@@ -324,7 +324,7 @@ RequestSummary digit4_upsweep_summary(std::span<const std::uint32_t> keys, KeyTy
   q.n = n;
   const std::size_t tile_size = digit4_tile_size(q), tiles = digit4_tiles(q);
   // Ordered keys: digit4's pass input (sorted by the lower passes' bits), or digit4-count's (not sorted).
-  const std::vector<std::uint32_t> in = digit4_pass_input(keys, type, pass_input ? pass : 0);
+  const std::vector<std::uint32_t> in = digit4_pass_input(keys, type, counted == CountedKeys::pass_input ? pass : 0);
   const int shift = pass * kDigit4RadixBits, bits = pass_bits(end_bit, kDigit4RadixBits, pass);
   constexpr int kWarps = kDigit4Threads / 32;
   std::array<bool, 32> all{};

@@ -236,10 +236,12 @@ std::vector<Request> digit_count_requests(int radix_bits, CounterLayout layout, 
 // of every warp (counter clears, counting steps, the warps' reads of their counters, the warp
 // totals, the block sum), with the access widths of the reference's SASS. Its excess is what ncu's
 // memory_l1_wavefronts_shared_excessive should count for that launch. The stage digit4-count counts
-// the unsorted input at every shift instead (`pass_input` false): the same 0 with per-lane counters,
-// other counts with per-thread ones.
+// the unsorted input at every shift instead (CountedKeys::unsorted): the same 0 with per-lane
+// counters, other counts with per-thread ones.
+enum class CountedKeys { pass_input, unsorted };
 RequestSummary digit4_upsweep_summary(std::span<const std::uint32_t> keys, KeyType type, int end_bit, int pass,
-                                      const Problem& p, CounterLayout layout, bool pass_input = true);
+                                      const Problem& p, CounterLayout layout,
+                                      CountedKeys counted = CountedKeys::pass_input);
 // digit4's downsweep for one pass: every shared request of the reference, steps 1-6 of
 // digit4_downsweep (the striped staging of each chunk, the blocked reads, the warp totals, warp 0's
 // offsets and digit bases, the per-thread table's stores and its data-dependent reads, the reorder

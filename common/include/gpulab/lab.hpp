@@ -89,8 +89,8 @@ class StageInstance {
     return CheckResult::fail("this lab does not support out-of-process verification yet");
   }
   // Whether this problem's input, copied to the output, is the expected output (nullopt: the
-  // stage's output is not its input's kind; ArrayOutput::copied). The reference's `verify` reports it with each pass,
-  // and the grader counts such passes only beside one that needed the stage's work.
+  // stage's output is not its input's kind; ArrayOutput::copied). The reference's `verify` reports
+  // it with each pass, and the grader counts such passes only beside one that needed the stage's work.
   virtual std::optional<bool> input_is_answer() { return std::nullopt; }
   // The replay guard (run_stage): before every timed run the runner asks for an input no earlier
   // call saw, drawn from `seed` (an unpredictable number) like the problem's own input (same
