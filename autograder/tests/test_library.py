@@ -117,6 +117,40 @@ class RecordedNamesTest(unittest.TestCase):
             self.assertFalse(kernel_names.library_kernel(m), names[m])
 
 
+class LibraryNameFilterTest(unittest.TestCase):
+    """The kernel filter of the library check's own profiles (ncu --kernel-name regex: over mangled
+    names): it may let a student's kernel through, never hold a library kernel back."""
+
+    def setUp(self):
+        self.filter = re.compile(kernel_names.library_name_filter())
+
+    def test_every_recorded_library_kernel_and_the_markers_pass(self):
+        for verdict, src, mangled, demangled in recorded():
+            if verdict == "library":
+                with self.subTest(src=src, kernel=demangled[:120]):
+                    self.assertIsNotNone(self.filter.fullmatch(mangled))
+        for marker in ("_ZN6gpulab6detail18stage_begin_markerEv", "_ZN6gpulab6detail16stage_end_markerEv"):
+            self.assertIsNotNone(self.filter.fullmatch(marker))
+
+    def test_every_name_library_kernel_flags_passes(self):
+        # Every CCCL kernel name, unscoped (extern "C"), under a renamed cub without its namespace
+        # magic (`<x>::detail::<algo>::<kernel>`), and under CUB's and Thrust's ABI namespaces.
+        for k in sorted(kernel_names.CCCL_KERNELS):
+            forms = [k, f"_ZN7renamed6detail4algo{len(k)}{k}Ev", f"_ZN7renamed17CUB_300001_SM_900{len(k)}{k}Ev"]
+            for form in forms:
+                with self.subTest(name=form):
+                    self.assertTrue(kernel_names.library_kernel(form))
+                    self.assertIsNotNone(self.filter.fullmatch(form))
+
+    def test_the_labs_own_kernels_are_skipped(self):
+        # seed 003's split and bitonic's phase 0 kernels (the references' mangled names, nvcc 13.0):
+        # the launches a filtered profile saves.
+        for own in ("_ZN10radix_sort47_GLOBAL__N__52ef0fe4_14_radix_split_cu_639e87159split_mapEPKjmmNS_7KeyTypeEiPjS4_",
+                    "_ZN7bitonic6detail18global_step_kernelIiLNS0_11OrientationE0EEEvNS0_4PassIT_EEmii",
+                    "_Z1kPKiPim"):
+            self.assertIsNone(self.filter.fullmatch(own), own)
+
+
 class MangledPrefixTest(unittest.TestCase):
     def test_nested_and_unscoped_names(self):
         parse = kernel_names.mangled_scope
@@ -286,6 +320,46 @@ class LibraryCheckTest(FakeGrading, unittest.TestCase):
         self.assertEqual(len(timing), 1, timing)   # one ncu run for both stages
         self.assertIn("--print-kernel-base mangled", timing[0])
         self.assertIn("--stage naive --stage shared --n 65536 ", timing[0])
+        # No timing to cross-check: the run profiles only the kernels that could be a library's.
+        self.assertIn("--kernel-name-base mangled --kernel-name regex:", timing[0])
+
+    def test_an_untimed_stage_is_checked_by_its_library_kernels_alone(self):
+        # Neither stage timed (no cross-check): one filtered ncu run sees both stages' markers and
+        # no library kernel, and that passes them; nothing is profiled again unfiltered.
+        log = self.tmp / "ncu-argv.log"
+        with env(FAKE_NCU_ARGV_LOG=str(log)):
+            sub = self.grade(REFERENCE, verify_timing=False)
+        for stage in ("naive", "shared"):
+            lib = self.stage(sub, stage).checks["library"]
+            self.assertEqual(lib.status, "pass", lib.summary)
+            self.assertEqual(lib.summary, "no library kernel in the stage at n=65536")
+        timing = [line for line in log.read_text().splitlines() if "gpu__time_duration.sum" in line
+                  and "--stage naive" in line]
+        self.assertEqual(len(timing), 1, timing)
+        self.assertIn("--kernel-name regex:", timing[0])
+
+    def test_a_timed_stage_is_read_from_the_cross_checks_whole_profile(self):
+        log = self.tmp / "ncu-argv.log"
+        with env(FAKE_NCU_ARGV_LOG=str(log)):
+            sub = self.grade(REFERENCE)
+        self.assertEqual(self.stage(sub, "naive").checks["library"].status, "pass")
+        timing = [line for line in log.read_text().splitlines() if "gpu__time_duration.sum" in line]
+        self.assertTrue(timing)
+        self.assertFalse([line for line in timing if "--kernel-name" in line], timing)
+
+    def test_untimed_a_library_call_outside_the_range_or_a_program_that_ends_is_still_found(self):
+        with env(FAKE_NCU_LIBRARY_STAGE="naive", FAKE_NCU_ESCAPE="naive"):
+            sub = self.grade(REFERENCE, verify_timing=False)
+        naive = self.stage(sub, "naive")
+        self.assertEqual((naive.checks["library"].status, naive.points), ("fail", 0))
+        self.assertIn("DeviceScanKernel", naive.checks["library"].data["escaped"][0])
+        self.assertEqual(self.stage(sub, "shared").checks["library"].status, "pass")
+        with env(FAKE_NCU_LIBRARY_STAGE="naive", FAKE_NCU_UNSEEN="1"):
+            sub = self.grade(REFERENCE, verify_timing=False)
+        for stage in ("naive", "shared"):
+            lib = self.stage(sub, stage).checks["library"]
+            self.assertEqual((lib.status, self.stage(sub, stage).points), ("fail", 0))
+            self.assertIn("the stage's run was not seen", lib.summary)
 
     def test_a_stage_that_fails_a_case_is_still_checked_at_the_performance_size(self):
         # naive fails the hidden case (n = 33): no performance points, so the timing cross-check

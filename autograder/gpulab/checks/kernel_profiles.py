@@ -1,6 +1,7 @@
 """The Nsight Compute kernel-time profiles of a lab's stages (their kernels' GPU time and names),
-run in the sandbox's jail and kept in `lr.profiles` by stage and size, where the timing
-cross-check (performance.py) and the library rule (library.py) share them.
+run in the sandbox's jail and kept in `lr.profiles` by stage, size and whether they are the
+library check's filtered kind, where the timing cross-check (performance.py) and the library rule
+(library.py) share them.
 """
 
 from __future__ import annotations
@@ -28,38 +29,49 @@ def _jailed_profiler(lr: LabRun) -> Iterator[tuple[list[str] | None, str, Path]]
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def profile_stages(lr: LabRun, stages: list[str], size_arg: str) -> None:
+def profile_stages(lr: LabRun, stages: list[str], size_arg: str, library_only: bool = False) -> None:
     """Profiles the stages not yet in `lr.profiles` at this size in one ncu run (grading time:
     one ncu and runner start instead of one per stage); a stage that run did not measure is left
-    for profile() to run alone."""
-    todo = [s for s in stages if (s, size_arg) not in lr.profiles]
+    for profile() to run alone. `library_only`: for the library check alone (profile())."""
+    todo = [s for s in stages if _key(lr, s, size_arg, library_only) is None]
     if len(todo) < 2:
         return
     with _jailed_profiler(lr) as (wrapper, _, scratch):
         if wrapper is not None:
             found = ncu_run.profile_stages_kernel_time(
                 lr.runner, todo, size_arg, scratch, lr.rubric.tool_timeout * len(todo), wrapper=wrapper,
-                scratch=scratch, env=lr.sandbox.env(scratch))
-            lr.profiles.update({(s, size_arg): prof for s, prof in found.items()})
+                scratch=scratch, env=lr.sandbox.env(scratch), library_only=library_only)
+            lr.profiles.update({(s, size_arg, library_only): prof for s, prof in found.items()})
 
 
-def profile(lr: LabRun, stage: str, size_arg: str) -> ncu_report.KernelProfile:
+def _key(lr: LabRun, stage: str, size_arg: str, library_only: bool) -> tuple[str, str, bool] | None:
+    """Where `lr.profiles` holds a profile that answers: a whole one always does, a library-only
+    one (ncu_run.LIBRARY_ONLY) only where library kernels are all that is asked."""
+    for key in [(stage, size_arg, False)] + ([(stage, size_arg, True)] if library_only else []):
+        if key in lr.profiles:
+            return key
+    return None
+
+
+def profile(lr: LabRun, stage: str, size_arg: str, library_only: bool = False) -> ncu_report.KernelProfile:
     """One ncu run of the stage in the jail (Sandbox.profiler_wrap): its kernels' time and names,
     kept in `lr.profiles` by stage and size, where the timing cross-check and the library rule
     share it (a run at another size never stands in: a one-pass stage launches other kernels
-    at another n)."""
-    key = (stage, size_arg)
-    if key in lr.profiles:
+    at another n). `library_only`: the library check of a stage nobody profiled whole asks for
+    its library kernels alone (ncu_run.LIBRARY_ONLY), a profile no timing check may read; a
+    whole profile answers it too."""
+    key = _key(lr, stage, size_arg, library_only)
+    if key is not None:
         return lr.profiles[key]
     with _jailed_profiler(lr) as (wrapper, why, scratch):
         prof = (ncu_report.KernelProfile(None, why) if wrapper is None else
                 ncu_run.profile_kernel_time(lr.runner, stage, size_arg, scratch, lr.rubric.tool_timeout, wrapper=wrapper,
-                                        scratch=scratch, env=lr.sandbox.env(scratch)))
+                                            scratch=scratch, env=lr.sandbox.env(scratch), library_only=library_only))
     if prof.ms is None and not prof.anomaly and wrapper is not None:
         prof.reference_measured = _reference_measured(lr, stage, size_arg)
         if prof.reference_measured:
             prof.why += "; Nsight Compute measured the reference's run of the stage on this machine"
-    lr.profiles[key] = prof
+    lr.profiles[(stage, size_arg, library_only)] = prof
     return prof
 
 

@@ -68,7 +68,8 @@ class LabRun:
     options: Options
     gpu: bool
     parallel: int
-    profiles: dict[tuple[str, str], KernelProfile] = field(default_factory=dict)   # ncu's view, per (stage, n)
+    # ncu's view, per (stage, n, library kernels only: checks/kernel_profiles.py)
+    profiles: dict[tuple[str, str, bool], KernelProfile] = field(default_factory=dict)
     # The reference's medians {stage: (ms, why not)}: the grader's per-device cache (References.times);
     # None times the reference afresh.
     reference_times: Callable[[list[str]], dict[str, tuple[float | None, str]]] | None = None

@@ -64,6 +64,7 @@ if "--metrics" in args and "gpu__time_duration.sum" in args:
     # FAKE_NCU_MARKERS=none: a runner without markers, =forged: the stage launches an end and a
     # begin marker itself around an escaped kernel. FAKE_NCU_UNSEEN=1: the program ends before any
     # stage (only the input kernel ran); FAKE_NCU_FLOOD=N: it prints N bytes before ncu's rows.
+    # --kernel-name regex:<expr>: only the kernels whose mangled name it matches (the library check's).
     print("==PROF== Connected to process 1234")
     if os.environ.get("FAKE_NCU_FLOOD"):
         sys.stdout.write("x" * int(os.environ["FAKE_NCU_FLOOD"]) + "\n")
@@ -89,6 +90,14 @@ if "--metrics" in args and "gpu__time_duration.sum" in args:
         rows += [] if markers == "none" else [(MARKERS[1], "")]
     if os.environ.get("FAKE_NCU_UNSEEN") == "1":
         rows = rows[:1]
+    if "--kernel-name" in args:   # "regex:<expr>" over the mangled names (--kernel-name-base mangled)
+        import re
+        assert args[args.index("--kernel-name-base") + 1] == "mangled", "the filter must read mangled names"
+        expr = re.compile(args[args.index("--kernel-name") + 1].removeprefix("regex:"))
+        rows = [(k, s) for k, s in rows if expr.search(k)]
+        if not rows:
+            print("==WARNING== No kernels were profiled.")
+            sys.exit(0)
     for i, (kernel, s) in enumerate(rows):
         stack = f'1234  ""<default domain>:gpulab:{s}:none:none:none:none:none:none"" ' if s else ""
         cells = [f'"{i}"', f'"{kernel}"'] + ([] if nostack else [f'"{stack}"'])

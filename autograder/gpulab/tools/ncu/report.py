@@ -61,6 +61,9 @@ class KernelProfile:
     # (checks/kernel_profiles.py): the machine's Nsight Compute works, so this run's failure is the
     # profiled program's, or a fault that must not earn unchecked points (checks/performance.py).
     reference_measured: bool = False
+    # Profiled with the library filter (run.LIBRARY_ONLY): `ms` and `kernels` are the library
+    # kernels' only, so no timing check may read it.
+    library_only: bool = False
 
 
 def build_report(stage: str, source_csv: str, details_csv: str, notes: list[str] | None = None,

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpulab import gpulock, proc
+from gpulab import gpulock, kernel_names, proc
 from gpulab.tools import locate
 from gpulab.tools.ncu.parse import (PROFILER_FAULT, ProfiledRun, StageKernels, diagnose_failure, parse_kernels,
                                     parse_profiled_run)
@@ -95,12 +95,15 @@ def _log_result(log: Path, res: proc.Result, wrapper: list[str] | None, tag: str
 def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, work: Path, timeout: float = 300,
                                wrapper: list[str] | None = None, scratch: Path | None = None,
                                env: dict[str, str] | None = None,
-                               runner_args: list[str] | None = None) -> dict[str, KernelProfile]:
+                               runner_args: list[str] | None = None,
+                               library_only: bool = False) -> dict[str, KernelProfile]:
     """profile_kernel_time for several stages in one ncu run of one process (one start of ncu
     and of the runner instead of one per stage: ~2.5 s each on an H100). Kernels are attributed
     by the NVTX stack column. Only the stages this run measured are returned: a stage left
     out (it launched no kernel, the process broke before it, ncu printed no stack column)
-    is for the caller to profile alone, where "no kernel in the range" is decided."""
+    is for the caller to profile alone, where "no kernel in the range" is decided. With
+    `library_only` (LIBRARY_ONLY) a stage without a kernel the filter let through is returned
+    too when every stage's pair of markers was seen: its run was seen, and had no library kernel."""
     ncu = locate.find_tool("ncu")
     if ncu is None or not stages:
         return {}
@@ -111,8 +114,9 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
     target += ["--n", size_arg, "--no-time", "--format", "json"] + (runner_args or [])
     # No NVTX include filter: every kernel is profiled (one pass each for this metric), and the
     # stack column says whose it is; it does not depend on how several filters combine.
-    args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, "--nvtx"] + target
-    res = _run_ncu(ncu, args, timeout, work / "ncu-time-stages.log", "kernel time, all stages", wrapper, scratch, env)
+    args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, *_library_filter(library_only), "--nvtx"] + target
+    res = _run_ncu(ncu, args, timeout, work / "ncu-time-stages.log",
+                   "kernel time, all stages" + (", library kernels only" if library_only else ""), wrapper, scratch, env)
     if res.timed_out or res.truncated or diagnose_failure(res.stdout + res.stderr):
         return {}
     run = parse_profiled_run(res.stdout)
@@ -120,7 +124,9 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
     # names, a marker launched by student code) is decided where one stage is profiled alone.
     if run.anomaly or run.unattributed or run.markers not in (0, len(stages)):
         return {}
-    return {s: _stage_profile(run, s) for s, k in run.stages.items() if s in stages and k.names}
+    if library_only and run.has_stack and run.markers == len(stages):
+        return {s: _stage_profile(run, s, library_only) for s in stages}
+    return {s: _stage_profile(run, s, library_only) for s, k in run.stages.items() if s in stages and k.names}
 
 
 # How the kernel-time profiles name kernels: mangled, the one form that says which namespace a
@@ -128,6 +134,19 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
 # "demangled" both printed CUB's scan as `DeviceScanKernel<...>` with no namespace on the H100
 # (2026-11), and a demangled name mixes the kernel's own namespaces with its template arguments'.
 KERNEL_NAME_BASE = ("--print-kernel-base", "mangled")
+
+# A profile for the library check alone (checks/library.py: a stage the timing cross-check did not
+# profile): only kernels whose mangled name could be a library's, and the grader's markers, are
+# profiled (kernel_names.library_name_filter); every other launch passes at ~0.3 ms instead of
+# ~7.5 ms (seed 003's split-global: 1656 kernels, 12 s profiled). Its time is the library kernels'
+# only, and a kernel of the student's own that escaped the stage's range is not seen: no check
+# that reads either (the timing cross-check, the conflicts' escape check) uses such a profile.
+LIBRARY_ONLY = "library kernels only"
+
+
+def _library_filter(library_only: bool) -> list[str]:
+    return (["--kernel-name-base", "mangled", "--kernel-name", "regex:" + kernel_names.library_name_filter()]
+            if library_only else [])
 
 
 def _stage_nvtx_filter(stage: str) -> list[str]:
@@ -144,13 +163,14 @@ def _stage_run(runner: Path, stage: str, size_arg: str) -> list[str]:
 def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, timeout: float = 300,
                         wrapper: list[str] | None = None, scratch: Path | None = None,
                         env: dict[str, str] | None = None,
-                        runner_args: list[str] | None = None) -> KernelProfile:
+                        runner_args: list[str] | None = None, library_only: bool = False) -> KernelProfile:
     """The GPU time of the stage's kernels as Nsight Compute measures it, and their names.
 
     This number does not come from the student's process: ncu reads it from the hardware. It is
     kernel time only (no launch gaps) at the card's own clocks, caches warm (KERNEL_TIME), so a
     stage's honest median is never far below it; a reported time far below it was not measured.
     The names say whose kernels ran (the student's, or a library's: rubric `library`).
+    `library_only`: only the kernels that could be a library's, and the markers (LIBRARY_ONLY).
     """
     ncu = locate.find_tool("ncu")
     if ncu is None:
@@ -158,8 +178,10 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     work.mkdir(parents=True, exist_ok=True)
     # No include filter: the harness's own kernels are profiled too (a few), so that a kernel the
     # stage launched outside its range is seen between the runner's markers (parse_profiled_run).
-    args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, "--nvtx"] + _stage_run(runner, stage, size_arg) + (runner_args or [])
-    res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time", wrapper, scratch, env)
+    args = ([*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, *_library_filter(library_only), "--nvtx"]
+            + _stage_run(runner, stage, size_arg) + (runner_args or []))
+    res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log",
+                   "kernel time" + (", library kernels only" if library_only else ""), wrapper, scratch, env)
     failed = _not_measured(res, timeout)
     if failed:
         return failed
@@ -168,9 +190,11 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
         # Not one kernel in a run profiled without a filter, not even the harness's own (input
         # generation, the markers): the program ended, or took another course, before them (the
         # same rule as below; without this the range filter's run reads "no kernel in the range").
-        return KernelProfile(0.0, "no kernel ran in the whole run", anomaly=NOT_SEEN)
+        # Filtered (library_only), the markers are let through: none seen is the same finding.
+        return KernelProfile(0.0, "no kernel ran in the whole run", anomaly=NOT_SEEN, library_only=library_only)
     if not run.has_stack:
-        return _profile_by_filter(ncu, runner, stage, size_arg, work, timeout, wrapper, scratch, env, runner_args)
+        return _profile_by_filter(ncu, runner, stage, size_arg, work, timeout, wrapper, scratch, env, runner_args,
+                                  library_only)
     if run.markers > 1 and not run.anomaly:
         run.anomaly = f"{run.markers} pairs of the grader's marker kernels in one run of one stage (the runner launches one)"
     if run.markers == 0 and stage not in run.stages and not run.anomaly:
@@ -180,31 +204,34 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
         run.anomaly = NOT_SEEN
     # In a run of one stage every escape is that stage's, also where none of its kernels stayed inside.
     run.stages.setdefault(stage, StageKernels()).escaped.extend(run.unattributed)
-    prof = _stage_profile(run, stage)
-    if prof.ms == 0.0 and not prof.kernels:
+    prof = _stage_profile(run, stage, library_only)
+    if prof.ms == 0.0 and not prof.kernels and not library_only:
         prof.why = "no kernel ran inside the stage's NVTX range"
     return prof
 
 
 def _profile_by_filter(ncu: Path, runner: Path, stage: str, size_arg: str, work: Path, timeout: float,
                        wrapper: list[str] | None, scratch: Path | None, env: dict[str, str] | None,
-                       runner_args: list[str] | None = None) -> KernelProfile:
+                       runner_args: list[str] | None = None, library_only: bool = False) -> KernelProfile:
     """An ncu that prints no NVTX stack column cannot tell the stage's kernels from the harness's:
     the stage is profiled again with ncu's include filter on its range, as before the markers, and
     the profile says that an escape from the range is not excluded."""
-    args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE] + _stage_nvtx_filter(stage) + _stage_run(runner, stage, size_arg) + (runner_args or [])
+    args = ([*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, *_library_filter(library_only)] + _stage_nvtx_filter(stage)
+            + _stage_run(runner, stage, size_arg) + (runner_args or []))
     res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log", "kernel time, range filter", wrapper, scratch, env)
     failed = _not_measured(res, timeout)
     if failed:
         return failed
-    if res.returncode == 0 and "No kernels were profiled" in res.stdout + res.stderr:
-        return KernelProfile(0.0, "no kernel ran inside the stage's NVTX range")
-    ms, names = parse_kernels(res.stdout)
     unchecked = "ncu printed no NVTX stack column: an escape from the stage's NVTX range is not excluded"
-    return KernelProfile(ms, unchecked if ms is not None else f"ncu printed no kernel time for the stage; {unchecked}", names)
+    if res.returncode == 0 and "No kernels were profiled" in res.stdout + res.stderr:
+        return (KernelProfile(0.0, unchecked, library_only=True) if library_only else
+                KernelProfile(0.0, "no kernel ran inside the stage's NVTX range"))
+    ms, names = parse_kernels(res.stdout)
+    return KernelProfile(ms, unchecked if ms is not None else f"ncu printed no kernel time for the stage; {unchecked}", names,
+                         library_only=library_only)
 
 
-def _stage_profile(run: ProfiledRun, stage: str) -> KernelProfile:
+def _stage_profile(run: ProfiledRun, stage: str, library_only: bool = False) -> KernelProfile:
     """A stage's KernelProfile from a profiled run: its range's time and names, its escapes and the
     run's anomaly."""
     k = run.stages.get(stage)
@@ -212,7 +239,7 @@ def _stage_profile(run: ProfiledRun, stage: str) -> KernelProfile:
     why = "" if ms is not None else "ncu printed no kernel time for the stage"
     if run.markers == 0:
         why = (why + "; " if why else "") + "the runner's marker kernels were not seen: an escape from the stage's NVTX range is not excluded"
-    return KernelProfile(ms, why, names, escaped=list(escaped), anomaly=run.anomaly)
+    return KernelProfile(ms, why, names, escaped=list(escaped), anomaly=run.anomaly, library_only=library_only)
 
 
 def _not_measured(res: proc.Result, timeout: float) -> KernelProfile | None:
