@@ -62,6 +62,9 @@ class NcuSweep:
     model_column: str = ""
     model_unit: int = 1        # the model counts this many elements (e.g. one page of 1024)
     model_out: str = ""        # the joined table (default <id>-vs-model.csv)
+    # The model table's stage for the swept stages where it names them otherwise (radix-sort's
+    # bank-model.csv holds digit4-count's prediction in its digit4 rows, column count_excess).
+    model_stage: str = ""
 
 
 @dataclass
@@ -126,7 +129,8 @@ def load_spec(path: Path, lab: str) -> MeasureSpec:
             id=_need(s, "id", str, w), stages=_need(s, "stages", list, w), knob=_need(s, "knob", str, w),
             values=values, quick_values=s.get("quick_values", values[:2]), n=str(_need(s, "n", str, w)),
             model_csv=s.get("model_csv", ""), model_column=s.get("model_column", ""),
-            model_unit=int(s.get("model_unit", 1)), model_out=s.get("model_out", "")))
+            model_unit=int(s.get("model_unit", 1)), model_out=s.get("model_out", ""),
+            model_stage=s.get("model_stage", "")))
     if "bench" in m:
         b, w = m["bench"], f"{path} [measure.bench]"
         args = _need(b, "args", list, w)
@@ -198,8 +202,9 @@ def sweep_vs_model(sweep: NcuSweep, measured: list[dict[str, Any]], model_csv: P
         # Only the swept stages' rows with a value: a model table may hold other rows too (shearsort's
         # bank-model.csv has key-value pairs and the merge staging, with no model_excess, which
         # stopped the H200's measure on 2026-11-28); a swept point without its row is a mismatch below.
+        wanted = [sweep.model_stage] if sweep.model_stage else sweep.stages
         model = {(r["stage"], int(r[sweep.knob])): int(r[sweep.model_column]) for r in csv.DictReader(f)
-                 if r["stage"] in sweep.stages and (r.get(sweep.knob) or "").strip()
+                 if r["stage"] in wanted and (r.get(sweep.knob) or "").strip()
                  and (r.get(sweep.model_column) or "").strip()}
     rows, predicted, mismatches = [], [], []
     for r in measured:
@@ -207,10 +212,11 @@ def sweep_vs_model(sweep: NcuSweep, measured: list[dict[str, Any]], model_csv: P
         if n % sweep.model_unit:
             mismatches.append(f"n = {n} is not a whole number of units of {sweep.model_unit}")
             continue
-        if (stage, value) not in model:
-            mismatches.append(f"{model_csv.name} has no row for {stage} {sweep.knob}={value}")
+        key = (sweep.model_stage or stage, value)
+        if key not in model:
+            mismatches.append(f"{model_csv.name} has no row for {key[0]} {sweep.knob}={value}")
             continue
-        want = model[(stage, value)] * (n // sweep.model_unit)
+        want = model[key] * (n // sweep.model_unit)
         rows.append([f"{stage} (ncu)", value, got])
         predicted.append([f"{stage} (model)", value, want])
         if got != want:

@@ -88,6 +88,21 @@ class MeasureSpecTest(unittest.TestCase):
             self.assertEqual(measure.sweep_vs_model(sweep, measured, model_csv, out),
                              ["bank-model.csv has no row for tile-bitonic input=9"])
 
+    def test_ncu_sweep_with_the_model_under_another_stage(self):
+        """radix-sort's sweep profiles digit4-count, whose prediction is bank-model.csv's digit4 rows,
+        column count_excess (model_stage): the H200's points of 2026-11-30 (bank-ncu.csv) give the
+        committed bank-excess.csv, ncu = the model at both counter layouts."""
+        spec = measure.load_spec(REPO / "labs" / "radix-sort" / "measure.toml", "radix-sort")
+        sweep = next(s for s in spec.ncu_sweeps if s.id == "bank-ncu")
+        self.assertEqual((sweep.stages, sweep.model_stage), (["digit4-count"], "digit4"))
+        results = REPO / "labs" / "radix-sort" / "results"
+        with (results / "bank-ncu.csv").open(newline="", encoding="utf-8") as f:
+            measured = [dict(r, excess_wavefronts=int(r["excess_wavefronts"])) for r in csv.DictReader(f)]
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp, "joined.csv")
+            self.assertEqual(measure.sweep_vs_model(sweep, measured, results / sweep.model_csv, out), [])
+            self.assertEqual(out.read_text(encoding="utf-8"), (results / sweep.model_out).read_text(encoding="utf-8"))
+
     def test_run_csv_from_the_committed_run(self):
         """run.json -> run.csv keeps what the stage plot reads (stage, status, gbps)."""
         doc = (REPO / "labs" / "transpose" / "results" / "run.json").read_text(encoding="utf-8")

@@ -76,6 +76,17 @@ Request word_request(std::string step, IndexOfLane index, std::span<const bool> 
   return Request{std::move(step), a};
 }
 
+// A 128-bit request: lane l reads or writes words index(l) .. index(l) + 3 (bank_model.hpp: 4 phases
+// of 8 lanes).
+template <class IndexOfLane>
+Request vector4_request(std::string step, IndexOfLane index, std::span<const bool> active) {
+  gpulab::WarpAccess a;
+  a.width_bytes = 16;
+  for (int lane = 0; lane < 32; ++lane)
+    if (active[lane]) a.byte_address[lane] = static_cast<std::uint32_t>(index(lane)) * 4u;
+  return Request{std::move(step), a};
+}
+
 void add(RequestSummary& total, const Request& r) {
   const auto rep = gpulab::analyze_bank_conflicts(r.access);
   ++total.requests;
@@ -333,11 +344,25 @@ RequestSummary digit4_upsweep_summary(std::span<const std::uint32_t> keys, KeyTy
   for (int l = 0; l < 16; ++l) first16[l] = true;
   auto counter = [&](int warp, int lane, int d) { return warp * kDigit4Digits * 32 + counter_word(layout, kDigit4RadixBits, lane, d); };
   const int warp_counts_base = kWarps * kDigit4Digits * 32;  // the second shared array follows the first
+  // A lane's 16 counters of the per-thread layout are 16 consecutive words, and ptxas clears and
+  // reads them (the warp sums) as four 128-bit accesses: the PTX has 16 scalar st.shared.u32, but
+  // Nsight Compute's count of digit4-count's whole run with thread counters at n = 65536 (H200,
+  // 2026-11-30) is 178,728 excess wavefronts, exactly this model's with 128-bit accesses there;
+  // with 32-bit ones it would be 571,944. The per-lane layout's counters of a lane are 32 words
+  // apart: one 32-bit access each.
+  const bool vector4 = layout == CounterLayout::per_thread;
+  auto each_counter = [&](const char* step, int w) {
+    if (vector4)
+      for (int d = 0; d < kDigit4Digits; d += 4)
+        add(total, vector4_request(step, [&](int l) { return counter(w, l, d); }, all));
+    else
+      for (int d = 0; d < kDigit4Digits; ++d)
+        add(total, word_request(step, [&](int l) { return counter(w, l, d); }, all));
+  };
   for (std::size_t g = 0; g < tiles; ++g) {
     const std::size_t begin = g * tile_size, end = std::min(begin + tile_size, n);
     for (int w = 0; w < kWarps; ++w) {
-      for (int d = 0; d < kDigit4Digits; ++d)
-        add(total, word_request("clear", [&](int l) { return counter(w, l, d); }, all));
+      each_counter("clear", w);
       // Steps: lane l of warp w reads keys begin + 4 (32 w + l) + 1024 k .. + 3.
       for (std::size_t step = begin + 4 * 32 * static_cast<std::size_t>(w); step < end; step += 4 * kDigit4Threads) {
         for (int c = 0; c < 4; ++c) {
@@ -353,8 +378,7 @@ RequestSummary digit4_upsweep_summary(std::span<const std::uint32_t> keys, KeyTy
           add(total, word_request("count store", word, active));
         }
       }
-      for (int d = 0; d < kDigit4Digits; ++d)
-        add(total, word_request("warp sum load", [&](int l) { return counter(w, l, d); }, all));
+      each_counter("warp sum load", w);
       add(total, word_request("warp total store", [&](int l) { return warp_counts_base + w * kDigit4Digits + l; }, first16));
     }
     for (int w = 0; w < kWarps; ++w)
