@@ -55,21 +55,26 @@ class MeasureSpecTest(unittest.TestCase):
             with self.assertRaisesRegex(GpulabError, "not found"):
                 measure.load_spec(Path(tmp, "none.toml"), "x")
 
+    def assert_join_reproduces(self, lab: str, sweep_id: str):
+        """The lab's committed <sweep_id>.csv (ncu's points) joined with its model gives the committed
+        model_out; returns (sweep, measured points, results folder, a scratch output path)."""
+        spec = measure.load_spec(REPO / "labs" / lab / "measure.toml", lab)
+        sweep = next(s for s in spec.ncu_sweeps if s.id == sweep_id)
+        results = REPO / "labs" / lab / "results"
+        with (results / f"{sweep_id}.csv").open(newline="", encoding="utf-8") as f:
+            measured = [dict(r, excess_wavefronts=int(r["excess_wavefronts"])) for r in csv.DictReader(f)]
+        out = Path(self.enterContext(tempfile.TemporaryDirectory()), "joined.csv")
+        self.assertEqual(measure.sweep_vs_model(sweep, measured, results / sweep.model_csv, out), [])
+        self.assertEqual(out.read_text(encoding="utf-8"), (results / sweep.model_out).read_text(encoding="utf-8"))
+        return sweep, measured, results, out
+
     def test_ncu_sweep_join_reproduces_the_committed_table(self):
         """The scan lab's colors-ncu.csv (H200) beside colors-sweep.csv's model gives colors-excess.csv."""
-        spec = measure.load_spec(REPO / "labs" / "scan" / "measure.toml", "scan")
-        sweep = next(s for s in spec.ncu_sweeps if s.id == "colors-ncu")
-        results = REPO / "labs" / "scan" / "results"
-        with (results / "colors-ncu.csv").open(newline="", encoding="utf-8") as f:
-            measured = [dict(r, excess_wavefronts=int(r["excess_wavefronts"])) for r in csv.DictReader(f)]
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp, "joined.csv")
-            self.assertEqual(measure.sweep_vs_model(sweep, measured, results / sweep.model_csv, out), [])
-            self.assertEqual(out.read_text(encoding="utf-8"), (results / sweep.model_out).read_text(encoding="utf-8"))
-            measured[3]["excess_wavefronts"] += 1
-            bad = measure.sweep_vs_model(sweep, measured, results / sweep.model_csv, out)
-            self.assertEqual(len(bad), 1)
-            self.assertIn("ncu", bad[0])
+        sweep, measured, results, out = self.assert_join_reproduces("scan", "colors-ncu")
+        measured[3]["excess_wavefronts"] += 1
+        bad = measure.sweep_vs_model(sweep, measured, results / sweep.model_csv, out)
+        self.assertEqual(len(bad), 1)
+        self.assertIn("ncu", bad[0])
 
     def test_ncu_sweep_model_table_with_other_rows(self):
         """shearsort's bank-model.csv also holds rows the sweep does not measure (key-value pairs, the
@@ -92,16 +97,8 @@ class MeasureSpecTest(unittest.TestCase):
         """radix-sort's sweep profiles digit4-count, whose prediction is bank-model.csv's digit4 rows,
         column count_excess (model_stage): the H200's points of 2026-11-30 (bank-ncu.csv) give the
         committed bank-excess.csv, ncu = the model at both counter layouts."""
-        spec = measure.load_spec(REPO / "labs" / "radix-sort" / "measure.toml", "radix-sort")
-        sweep = next(s for s in spec.ncu_sweeps if s.id == "bank-ncu")
+        sweep, *_ = self.assert_join_reproduces("radix-sort", "bank-ncu")
         self.assertEqual((sweep.stages, sweep.model_stage), (["digit4-count"], "digit4"))
-        results = REPO / "labs" / "radix-sort" / "results"
-        with (results / "bank-ncu.csv").open(newline="", encoding="utf-8") as f:
-            measured = [dict(r, excess_wavefronts=int(r["excess_wavefronts"])) for r in csv.DictReader(f)]
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp, "joined.csv")
-            self.assertEqual(measure.sweep_vs_model(sweep, measured, results / sweep.model_csv, out), [])
-            self.assertEqual(out.read_text(encoding="utf-8"), (results / sweep.model_out).read_text(encoding="utf-8"))
 
     def test_run_csv_from_the_committed_run(self):
         """run.json -> run.csv keeps what the stage plot reads (stage, status, gbps)."""

@@ -67,21 +67,12 @@ std::vector<std::uint32_t> digit4_pass_input(std::span<const std::uint32_t> keys
   return o;
 }
 
+// Lane l reads or writes word index(l) (and, for a 16-byte access, the 3 words after it:
+// bank_model.hpp serves those in 4 phases of 8 lanes).
 template <class IndexOfLane>
-Request word_request(std::string step, IndexOfLane index, std::span<const bool> active) {
+Request word_request(std::string step, IndexOfLane index, std::span<const bool> active, int width_bytes = 4) {
   gpulab::WarpAccess a;
-  a.width_bytes = 4;
-  for (int lane = 0; lane < 32; ++lane)
-    if (active[lane]) a.byte_address[lane] = static_cast<std::uint32_t>(index(lane)) * 4u;
-  return Request{std::move(step), a};
-}
-
-// A 128-bit request: lane l reads or writes words index(l) .. index(l) + 3 (bank_model.hpp: 4 phases
-// of 8 lanes).
-template <class IndexOfLane>
-Request vector4_request(std::string step, IndexOfLane index, std::span<const bool> active) {
-  gpulab::WarpAccess a;
-  a.width_bytes = 16;
+  a.width_bytes = width_bytes;
   for (int lane = 0; lane < 32; ++lane)
     if (active[lane]) a.byte_address[lane] = static_cast<std::uint32_t>(index(lane)) * 4u;
   return Request{std::move(step), a};
@@ -354,7 +345,7 @@ RequestSummary digit4_upsweep_summary(std::span<const std::uint32_t> keys, KeyTy
   auto each_counter = [&](const char* step, int w) {
     if (vector4)
       for (int d = 0; d < kDigit4Digits; d += 4)
-        add(total, vector4_request(step, [&](int l) { return counter(w, l, d); }, all));
+        add(total, word_request(step, [&](int l) { return counter(w, l, d); }, all, 16));
     else
       for (int d = 0; d < kDigit4Digits; ++d)
         add(total, word_request(step, [&](int l) { return counter(w, l, d); }, all));
