@@ -68,23 +68,26 @@ def profile(lr: LabRun, stage: str, size_arg: str, library_only: bool = False) -
                 ncu_run.profile_kernel_time(lr.runner, stage, size_arg, scratch, lr.rubric.tool_timeout, wrapper=wrapper,
                                             scratch=scratch, env=lr.sandbox.env(scratch), library_only=library_only))
     if prof.ms is None and not prof.anomaly and wrapper is not None:
-        prof.reference_measured = _reference_measured(lr, stage, size_arg)
+        prof.reference_measured = _reference_measured(lr, stage, size_arg, library_only)
         if prof.reference_measured:
             prof.why += "; Nsight Compute measured the reference's run of the stage on this machine"
     lr.profiles[(stage, size_arg, library_only)] = prof
     return prof
 
 
-def _reference_measured(lr: LabRun, stage: str, size_arg: str) -> bool:
+def _reference_measured(lr: LabRun, stage: str, size_arg: str, library_only: bool = False) -> bool:
     """Whether Nsight Compute measures the trusted reference's run of the stage here. What says a
     student's profile failed (ncu's "no permission", "Unknown Error", a timeout) is text and time
     the profiled program controls: a program that prints "ERR_NVGPUCTRPERM" and exits when it sees
     the profiler must not turn the timing cross-check into "not cross-checked", points standing. A
-    machine whose Nsight Compute cannot measure the reference either is the machine's problem."""
+    machine whose Nsight Compute cannot measure the reference either is the machine's problem.
+    `library_only`: profiled as the student's run was (the filter; split-global's 1656 kernels
+    profiled whole took 12 s)."""
     if lr.reference is None:
         return False
     with tempfile.TemporaryDirectory(prefix="gpulab-ncu-ref-") as tmp:
-        ref = ncu_run.profile_kernel_time(lr.reference, stage, size_arg, Path(tmp), lr.rubric.tool_timeout)
+        ref = ncu_run.profile_kernel_time(lr.reference, stage, size_arg, Path(tmp), lr.rubric.tool_timeout,
+                                          library_only=library_only)
     return ref.ms is not None and not ref.anomaly
 
 

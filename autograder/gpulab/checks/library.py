@@ -64,6 +64,17 @@ def _profiled(lr: LabRun, checked: list[StagePoints], size: Size) -> None:
                      "ranges your code did not push alone (no nvtxRangePop of the grader's range), and run "
                      "the same under a profiler as without one (no flood of output, no early exit)"),
                 data={"n": size.arg, "kernels": prof.kernels, "escaped": prof.escaped, "anomaly": prof.anomaly}))
+        elif prof.ms is None and prof.reference_measured:
+            # Nsight Compute measures the reference's run here, not this one (a program that prints
+            # a profiler failure and exits when it sees the profiler): unchecked is no pass
+            # (kernel_profiles._reference_measured). For a stage the cross-check did not time this
+            # was its only profile.
+            _zero_stage(sg, Check(
+                "library", FAIL, 0, 0,
+                f"0: whose kernels the stage runs could not be checked at n={size.arg} ({prof.why})",
+                fix="run the stage the same under a profiler as without one; if Nsight Compute failed on its own "
+                    "(its log says so), grade again",
+                data={"n": size.arg, "why": prof.why}))
         elif prof.ms is None:
             sg.checks["library"] = Check("library", NOT_RUN, 0, 0,
                                          f"whose kernels the stage runs was not checked: {prof.why}",

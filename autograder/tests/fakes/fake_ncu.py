@@ -60,7 +60,8 @@ if "--metrics" in args and "gpu__time_duration.sum" in args:
     # then per stage the runner's begin marker, the stage's kernel in its range, the end marker.
     # FAKE_NCU_KERNEL_MS: the kernels' time ("none": the stage ran no kernel in its range);
     # FAKE_NCU_MERGED=nostack: an ncu that prints no stack column; FAKE_NCU_ESCAPE=stage[@N]: that
-    # stage's kernel is launched with its range popped (empty stack) between its markers;
+    # stage's kernel is launched with its range popped (empty stack) between its markers, and
+    # FAKE_NCU_ESCAPE=stage>name in a range "gpulab:<name>" that the stage pushed in its place;
     # FAKE_NCU_MARKERS=none: a runner without markers, =forged: the stage launches an end and a
     # begin marker itself around an escaped kernel. FAKE_NCU_UNSEEN=1: the program ends before any
     # stage (only the input kernel ran); FAKE_NCU_FLOOD=N: it prints N bytes before ncu's rows.
@@ -74,6 +75,7 @@ if "--metrics" in args and "gpu__time_duration.sum" in args:
     escape, _, escape_n = os.environ.get("FAKE_NCU_ESCAPE", "").partition("@")
     if escape_n and ("--n" not in args or args[args.index("--n") + 1] != escape_n):
         escape = ""   # "stage@N": the stage leaves its range only in a run of that --n
+    escape, _, escape_as = escape.partition(">")
     ms = os.environ.get("FAKE_NCU_KERNEL_MS", "1.0")
     head = ['"ID"', '"Kernel Name"'] + ([] if nostack else
             ['"thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"'])
@@ -84,7 +86,7 @@ if "--metrics" in args and "gpu__time_duration.sum" in args:
     for s in stages:
         rows += [] if markers == "none" else [(MARKERS[0], "")]
         if ms != "none":   # FAKE_NCU_RANGE_KERNELS=N: the stage launches N kernels in its range
-            rows += [(kernel_name(s), "" if s == escape else s)] * int(os.environ.get("FAKE_NCU_RANGE_KERNELS", "1"))
+            rows += [(kernel_name(s), escape_as if s == escape else s)] * int(os.environ.get("FAKE_NCU_RANGE_KERNELS", "1"))
         if markers == "forged":
             rows += [(MARKERS[1], ""), ("_Z7escapedv", ""), (MARKERS[0], "")]
         rows += [] if markers == "none" else [(MARKERS[1], "")]

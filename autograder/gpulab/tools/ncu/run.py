@@ -121,8 +121,14 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
         return {}
     run = parse_profiled_run(res.stdout)
     # One pair of markers per stage, each pair one stage's: anything else (an escape nobody's range
-    # names, a marker launched by student code) is decided where one stage is profiled alone.
-    if run.anomaly or run.unattributed or run.markers not in (0, len(stages)):
+    # names, a marker launched by student code, a range named for a stage this run did not ask for)
+    # is decided where one stage is profiled alone.
+    if run.anomaly or run.unattributed or run.markers not in (0, len(stages)) or set(run.stages) - set(stages):
+        return {}
+    if library_only and any(kernel_names.library_kernel(k) for st in run.stages.values() for k in st.names + st.escaped):
+        # Filtered, a pair shows only the library kernels in it, so a kernel in a range the stage
+        # pushed under another checked stage's name ("gpulab:<other>") is that stage's here: whose
+        # it is, is decided alone (where the other name is an escape). An honest run has none.
         return {}
     if library_only and run.has_stack and run.markers == len(stages):
         return {s: _stage_profile(run, s, library_only) for s in stages}
@@ -186,15 +192,24 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     if failed:
         return failed
     run = parse_profiled_run(res.stdout)
+    if library_only and run.markers == 0:
+        # The filter lets the runner's markers through and hides the stage's own kernels: without
+        # markers (a runner built before them, or a program that ended first) nothing here says the
+        # stage ran, and the whole profile decides (by the range, or "not seen"), as before the filter.
+        return profile_kernel_time(runner, stage, size_arg, work, timeout, wrapper, scratch, env, runner_args)
     if res.returncode == 0 and "No kernels were profiled" in res.stdout + res.stderr:
         # Not one kernel in a run profiled without a filter, not even the harness's own (input
         # generation, the markers): the program ended, or took another course, before them (the
         # same rule as below; without this the range filter's run reads "no kernel in the range").
-        # Filtered (library_only), the markers are let through: none seen is the same finding.
         return KernelProfile(0.0, "no kernel ran in the whole run", anomaly=NOT_SEEN, library_only=library_only)
     if not run.has_stack:
         return _profile_by_filter(ncu, runner, stage, size_arg, work, timeout, wrapper, scratch, env, runner_args,
                                   library_only)
+    # The runner pushes one range in a run of one stage, "gpulab:<stage>": a kernel in a range named
+    # for another stage ran in one the stage's code pushed (inside the markers, else an anomaly
+    # already), after popping its own: it escaped the stage's range like a kernel with none.
+    for other in [s for s in run.stages if s != stage]:
+        run.unattributed.extend(run.stages.pop(other).names)
     if run.markers > 1 and not run.anomaly:
         run.anomaly = f"{run.markers} pairs of the grader's marker kernels in one run of one stage (the runner launches one)"
     if run.markers == 0 and stage not in run.stages and not run.anomaly:
