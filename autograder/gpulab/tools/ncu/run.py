@@ -116,7 +116,7 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
     # stack column says whose it is; it does not depend on how several filters combine.
     args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, *_library_filter(library_only), "--nvtx"] + target
     res = _run_ncu(ncu, args, timeout, work / "ncu-time-stages.log",
-                   "kernel time, all stages" + (", library kernels only" if library_only else ""), wrapper, scratch, env)
+                   _tag("kernel time, all stages", library_only), wrapper, scratch, env)
     if res.timed_out or res.truncated or diagnose_failure(res.stdout + res.stderr):
         return {}
     run = parse_profiled_run(res.stdout)
@@ -130,9 +130,12 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
         # pushed under another checked stage's name ("gpulab:<other>") is that stage's here: whose
         # it is, is decided alone (where the other name is an escape). An honest run has none.
         return {}
-    if library_only and run.has_stack and run.markers == len(stages):
-        return {s: _stage_profile(run, s, library_only) for s in stages}
-    return {s: _stage_profile(run, s, library_only) for s, k in run.stages.items() if s in stages and k.names}
+    if library_only:
+        # Every stage's pair of markers seen: each run was seen, and had no library kernel. Without
+        # them (or without the stack column) each stage is decided alone, as profile_kernel_time does.
+        return ({s: _stage_profile(run, s, library_only) for s in stages}
+                if run.has_stack and run.markers == len(stages) else {})
+    return {s: _stage_profile(run, s) for s, k in run.stages.items() if s in stages and k.names}
 
 
 # How the kernel-time profiles name kernels: mangled, the one form that says which namespace a
@@ -148,6 +151,11 @@ KERNEL_NAME_BASE = ("--print-kernel-base", "mangled")
 # only, and a kernel of the student's own that escaped the stage's range is not seen: no check
 # that reads either (the timing cross-check, the conflicts' escape check) uses such a profile.
 LIBRARY_ONLY = "library kernels only"
+
+
+def _tag(what: str, library_only: bool) -> str:
+    """The log's name for an ncu run: what it measures, and whether only library kernels."""
+    return f"{what}, {LIBRARY_ONLY}" if library_only else what
 
 
 def _library_filter(library_only: bool) -> list[str]:
@@ -187,7 +195,7 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     args = ([*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, *_library_filter(library_only), "--nvtx"]
             + _stage_run(runner, stage, size_arg) + (runner_args or []))
     res = _run_ncu(ncu, args, timeout, work / f"ncu-time-{stage}.log",
-                   "kernel time" + (", library kernels only" if library_only else ""), wrapper, scratch, env)
+                   _tag("kernel time", library_only), wrapper, scratch, env)
     failed = _not_measured(res, timeout)
     if failed:
         return failed
