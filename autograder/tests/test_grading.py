@@ -340,6 +340,10 @@ class GradingTest(FakeGrading, unittest.TestCase):
                 with env(FAKE_RUNNER_CASES_LOG=str(log)):
                     grouped = self.grade(b, sanitizers=False, conflicts=False)
                 self.assertEqual(log.read_text().split(), ["3"])   # the three cases in one process
+                # correctness-times.txt says why a case left the group (a wrong output stays: the
+                # reference's verdict decides it), so a slow phase shows where its time went.
+                times = (self.tmp / "out" / "logs" / "scan" / "correctness-times.txt").read_text()
+                self.assertEqual("again alone" in times, name not in ("good", "starter", "wrong output"), times)
                 with mock.patch.object(correctness, "GROUP_SIZE", 1):
                     alone = self.grade(b, sanitizers=False, conflicts=False)
                 self.assert_same_cases_and_points(grouped, alone)
@@ -726,7 +730,7 @@ class CaseOrderTest(unittest.TestCase):
                              write_times=lambda *a, **k: None, again_alone={}, verifier=None)
         started = []
 
-        def fake(lr_, case, stages, timeout, spent):
+        def fake(lr_, case, stages, timeout, spent, notes=None):
             started.append(case.size.n)
             return {s: CaseResult(case.name, False, "pass") for s in stages}
 

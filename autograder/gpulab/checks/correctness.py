@@ -100,6 +100,7 @@ def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
             out[s].append(None if s in runnable else CaseResult(case.name, case.hidden, "not-run", NO_GPU))
     timeout = lr.options.case_timeout or lr.rubric.case_timeout
     spent: list[dict[str, float]] = [{} for _ in jobs]
+    notes: list[list[str]] = [[] for _ in jobs]   # why a job's stages ran in more processes than planned
     # Largest cases first: the phase lasts as long as its longest case plus what waits behind it.
     # In the rubric's order scan's hidden 2^24 case started in the second wave (H100, 2026-11-24:
     # 10.9 s of a 14.4 s phase, 8 at a time).
@@ -112,14 +113,16 @@ def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
     groups = [g for g in groups if len(g) > 1]
     grouped = {i for g in groups for i in g}
     with ThreadPoolExecutor(max_workers=lr.parallel) as pool:
-        alone = {i: pool.submit(run_verified_case, lr, jobs[i][0], jobs[i][1], timeout, spent[i])
+        alone = {i: pool.submit(run_verified_case, lr, jobs[i][0], jobs[i][1], timeout, spent[i], notes[i])
                  for i in order if i not in grouped}
         in_group = {}   # job -> (its group's future, its place in the group)
         for g in groups:
-            whole = pool.submit(run_case_group, lr, [jobs[i] for i in g], timeout, [spent[i] for i in g])
+            whole = pool.submit(run_case_group, lr, [jobs[i] for i in g], timeout, [spent[i] for i in g],
+                                [notes[i] for i in g])
             in_group.update({i: (whole, k) for k, i in enumerate(g)})
         done = [in_group[i][0].result()[in_group[i][1]] if i in in_group else alone[i].result()
                 for i in range(len(jobs))]
+    labels = [label + (f" [{'; '.join(n)}]" if n else "") for label, n in zip(labels, notes)]
     lr.write_times("correctness", dict(zip(labels, spent)),
                    header=f"{len(lr.rubric.cases)} cases in {len(jobs)} runs, {lr.parallel} at a time")
     suspects = [(case, stages, where) for (case, stages), where, results in zip(jobs, slots, done)
@@ -133,18 +136,20 @@ def run_cases(lr: LabRun) -> dict[str, list[CaseResult]]:
 
 
 def run_verified_case(lr: LabRun, case: Case, stages: list[str], timeout: float,
-                      spent: dict[str, float] | None = None) -> dict[str, CaseResult]:
+                      spent: dict[str, float] | None = None, notes: list[str] | None = None
+                      ) -> dict[str, CaseResult]:
     """run_case, then (when the runners support it) every pass is re-decided by the reference
     runner from the output the student process saved: a verdict no student code takes part in.
-    `spent` gets the seconds of the student's runs and of the reference's verdict."""
+    `spent` gets the seconds of the student's runs and of the reference's verdict, `notes` why
+    the stages ran in a process each (run_case)."""
     spent = {} if spent is None else spent
     if lr.verifier is None:
         with scoring.add_time(spent, "student"):
-            return run_case(lr, case, stages, timeout)
+            return run_case(lr, case, stages, timeout, notes=notes)
     save = _output_folder(lr)
     try:
         with scoring.add_time(spent, "student"):
-            results = run_case(lr, case, stages, timeout, save)
+            results = run_case(lr, case, stages, timeout, save, notes)
         return verify_saved(lr, case, results, save, timeout, spent)
     finally:
         shutil.rmtree(save, ignore_errors=True)
@@ -194,13 +199,14 @@ def verify_saved(lr: LabRun, case: Case, results: dict[str, CaseResult], save: P
 
 
 def run_case_group(lr: LabRun, members: list[tuple[Case, list[str]]], timeout: float,
-                   spent: list[dict[str, float]]) -> list[dict[str, CaseResult]]:
+                   spent: list[dict[str, float]], notes: list[list[str]] | None = None) -> list[dict[str, CaseResult]]:
     """Small cases in one student process (`run --cases`, common/src/runner_cli.cpp): one CUDA
     context instead of one per case. A case is taken from it only when its line is a genuine
     runner document of its problem in which every stage passed (each pass then verified as
     run_verified_case does), said TODO or was skipped; every other case (a failure, an error, a
     case after the process died or hung, an exit status that disagrees) runs again alone, as
-    run_verified_case, so that its grade is what a process of its own gives."""
+    run_verified_case, so that its grade is what a process of its own gives; `notes` get why."""
+    notes = notes if notes is not None else [[] for _ in members]
     save = _output_folder(lr)
     try:
         spec = json.dumps([{"args": case.runner_args(), "stages": stages} for case, stages in members])
@@ -213,15 +219,19 @@ def run_case_group(lr: LabRun, members: list[tuple[Case, list[str]]], timeout: f
             doc = parse_runner_json(line) if line.startswith("{") else None
             if doc is not None and isinstance(doc.get("case"), int) and 0 <= doc["case"] < len(members):
                 lines.setdefault(doc["case"], doc)
-        taken = {i: _taken(lr, members[i], lines.get(i)) for i in range(len(members))}
+        why: dict[int, str] = {}
+        taken = {i: _taken(lr, members[i], lines.get(i), why, i) for i in range(len(members))}
         consistent = res.returncode in (0, 1) and (res.returncode == 0) == all(
             r is not None and all(c.status in (PASS, "todo", "not-run") for c in r.values()) for r in taken.values())
         usable = res.returncode < 0 or res.timed_out or consistent
         alone = [i for i in range(len(members)) if not usable or taken[i] is None]
+        for i in alone:
+            notes[i].append("again alone after a process of several cases: "
+                            + (why.get(i) or f"the process's {res.describe_exit()} disagrees with its lines"))
         # Those again alone side by side, as they would have run without the group (a hang then
         # costs two case timeouts, as a rerun with the GPU alone does).
         with ThreadPoolExecutor(max_workers=max(1, len(alone))) as pool:
-            again = {i: pool.submit(run_verified_case, lr, *members[i], timeout, spent[i]) for i in alone}
+            again = {i: pool.submit(run_verified_case, lr, *members[i], timeout, spent[i], notes[i]) for i in alone}
             out = []
             for i, (case, _) in enumerate(members):
                 if i in again:
@@ -234,29 +244,37 @@ def run_case_group(lr: LabRun, members: list[tuple[Case, list[str]]], timeout: f
         shutil.rmtree(save, ignore_errors=True)
 
 
-def _taken(lr: LabRun, member: tuple[Case, list[str]], doc: dict | None) -> dict[str, CaseResult] | None:
-    """The case's results from its line of a group run, or None when it must run alone."""
+def _taken(lr: LabRun, member: tuple[Case, list[str]], doc: dict | None, why: dict[int, str], i: int
+           ) -> dict[str, CaseResult] | None:
+    """The case's results from its line of a group run, or None when it must run alone (why[i]
+    then says why)."""
     case, stages = member
     if doc is None or not problem_matches(doc, case):
+        why[i] = "no line for it" if doc is None else "its line names another problem"
         return None
     rows = {s: stage_result(doc, s) for s in stages}
-    if not all(rows.values()) or any(r.get("status") not in ("pass", "todo", "skipped") for r in rows.values()):
+    missing = [s for s, r in rows.items() if not r]
+    bad = [f"{s} {r.get('status')}" for s, r in rows.items() if r and r.get("status") not in ("pass", "todo", "skipped")]
+    if missing or bad:
+        why[i] = ", ".join([f"no row for {s}" for s in missing] + bad)
         return None
     results = {}
     for s in stages:
         one = proc.Result([], 0, "", "", 0.0)
         results[s] = case_outcome(one, s, case, doc=doc, expect=lr.expect)
         if results[s].status not in (PASS, "todo", "not-run"):
+            why[i] = f"{s}: {results[s].status}: {results[s].message[:120]}"
             return None
     return results
 
 
-def run_case(lr: LabRun, case: Case, stages: list[str], timeout: float, save: Path | None = None
-             ) -> dict[str, CaseResult]:
+def run_case(lr: LabRun, case: Case, stages: list[str], timeout: float, save: Path | None = None,
+             notes: list[str] | None = None) -> dict[str, CaseResult]:
     """All stages of one case in one process. A stage whose result that process cannot be
     trusted for is rerun on its own: after a crash, hang, early exit or inconsistent exit
     status every stage; after a CUDA error (the context is lost for the stages after it)
-    every stage that did not pass."""
+    every stage that did not pass. `notes` get why stages ran again (correctness-times.txt)."""
+    notes = notes if notes is not None else []
     extra = ["--save-output", str(save)] if save is not None else []
     rw = [save] if save is not None else []
 
@@ -278,14 +296,32 @@ def run_case(lr: LabRun, case: Case, stages: list[str], timeout: float, save: Pa
                and problem_matches(doc, case) and all(rows.values())
                and (res.returncode == 0) == all(r.get("status") in ("pass", "todo", "skipped") for r in rows.values()))
     if not trusted:
+        notes.append("each stage in a process of its own: " + _untrusted(res, doc, rows, case))
         return {s: alone(s) for s in stages}
     context_lost = any(r.get("status") == "error" for r in rows.values())
+    if context_lost:
+        notes.append("the stages that did not pass again alone after an error in the process")
     results: dict[str, CaseResult] = {}
     for s in stages:
         one = proc.Result(res.cmd, 0 if rows[s].get("status") == "pass" else 1, "", "", res.seconds)
         cr = case_outcome(one, s, case, doc=doc, expect=lr.expect)
         results[s] = alone(s) if context_lost and cr.status != "pass" else cr
     return results
+
+
+def _untrusted(res: proc.Result, doc: dict | None, rows: dict[str, dict | None], case: Case) -> str:
+    """Why a process of several stages cannot be believed (run_case's notes)."""
+    if doc is None:
+        return f"no runner document ({res.describe_exit()})"
+    if res.timed_out or res.returncode not in (0, 1):
+        return res.describe_exit()
+    if not problem_matches(doc, case):
+        return "the document names another problem"
+    missing = [s for s, r in rows.items() if not r]
+    if missing:
+        return "no row for " + ", ".join(missing)
+    return f"{res.describe_exit()} disagrees with the rows (" + ", ".join(
+        f"{s} {r.get('status')}" for s, r in rows.items() if r) + ")"
 
 
 INPUT_IS_ANSWER_FIX = ("the passing cases are ones a stage that copies its input passes (n = 1, equal or sorted "
