@@ -88,6 +88,7 @@ class MeasureSpec:
     lab: str
     run_n: str
     quick_run_n: str
+    conflicts_n: str = ""   # the conflicts step's n when not the rubric's [conflicts] n (the grade's)
     experiment_n: dict[str, str] = field(default_factory=dict)
     ncu_sweeps: list[NcuSweep] = field(default_factory=list)
     plots: list[Plot] = field(default_factory=list)
@@ -118,7 +119,8 @@ def load_spec(path: Path, lab: str) -> MeasureSpec:
         raise GpulabError(f"gpulab: {path}: no [measure] table")
     where = f"{path} [measure]"
     spec = MeasureSpec(lab=lab, run_n=str(_need(m, "run_n", str, where)),
-                       quick_run_n=str(_need(m, "quick_run_n", str, where)))
+                       quick_run_n=str(_need(m, "quick_run_n", str, where)),
+                       conflicts_n=str(m.get("conflicts_n", "")))
     for k, v in m.get("experiments", {}).items():
         spec.experiment_n[k] = str(v)
     spec.timeouts = {k: int(v) for k, v in m.get("timeouts", {}).items()}
@@ -367,7 +369,7 @@ def measure(course: Any, lab: str, quick: bool, out: Path, impl: str, only: tupl
     if "conflicts" in only:
         free = {s["id"] for s in listing.get("stages", []) if s.get("must_be_conflict_free")}
         marked = [s["id"] for s in listing.get("stages", []) if s["id"] in free or s.get("expect_conflicts")]
-        conflicts_n = rb.conflicts_size.arg if rb.conflicts_size else spec.quick_run_n
+        conflicts_n = spec.conflicts_n or (rb.conflicts_size.arg if rb.conflicts_size else spec.quick_run_n)
         reports = []
         for stage in marked:
             rep = ncu_run.profile_conflicts(runner, stage, conflicts_n, out / "ncu", timeout=t["ncu"])

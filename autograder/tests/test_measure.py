@@ -13,6 +13,7 @@ from gpulab import measure
 from gpulab.commands import measure as measure_command
 from gpulab.errors import GpulabError
 from gpulab.paths import Course
+from gpulab.rubric import load_rubric
 
 REPO = Path(__file__).resolve().parents[2]
 LABS = sorted(p.parent.name for p in (REPO / "labs").glob("*/rubric.toml"))
@@ -38,6 +39,20 @@ class MeasureSpecTest(unittest.TestCase):
                         for i, a in enumerate(args[:-1]):
                             if a == flag:
                                 self.assertIn(args[i + 1], have, f"{p.out}: {flag} {args[i + 1]}")
+
+    def test_committed_conflicts_csv_is_at_the_measured_n(self):
+        # results/conflicts.csv is the conflicts step's output: at conflicts_n where a lab grades a
+        # smaller n (bitonic: 4096 in the grade, the committed sweep at 65536).
+        for lab in LABS:
+            csv = REPO / "labs" / lab / "results" / "conflicts.csv"
+            if not csv.is_file():
+                continue
+            with self.subTest(lab=lab):
+                spec = measure.load_spec(REPO / "labs" / lab / "measure.toml", lab)
+                rb = load_rubric(REPO / "labs" / lab / "rubric.toml")
+                n = spec.conflicts_n or rb.conflicts_size.arg
+                ns = {line.split(",")[1] for line in csv.read_text(encoding="utf-8").splitlines()[1:] if line}
+                self.assertEqual(ns, {str(2 ** int(n[2:])) if n.startswith("2^") else n})
 
     def test_placeholders(self):
         with tempfile.TemporaryDirectory() as tmp:
