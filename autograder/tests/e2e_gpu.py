@@ -31,9 +31,9 @@ def main() -> int:
     labs = sys.argv[1:] or [l for l in course.labs() if course.rubric_path(l).is_file()
                             and (course.source / "solutions" / l).is_dir()]
     out = Path(tempfile.mkdtemp(prefix="gpulab-e2e-"))
-    # As `gpulab grade` grades one submission (its sanitizer runs beside correctness).
+    # As `gpulab grade` grades one submission (its sanitizer runs and library profiles beside correctness).
     grader = Grader(course, course.require_build() / "grading", Options(log=lambda m: print("  ..", m, flush=True),
-                                                                        sanitizers_ahead=True))
+                                                                        untimed_ahead=True))
     failures = []
     for lab in labs:
         for what, sub, want_full in (("starter", course.source / "labs" / lab, False),

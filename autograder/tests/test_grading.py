@@ -496,7 +496,7 @@ class GradingTest(FakeGrading, unittest.TestCase):
         slow = {sid: dict(b, sleep_s=1.0) for sid, b in GOOD.items()}
         sans, cases = self.tmp / "sanitizers.log", self.tmp / "cases.log"
         with env(FAKE_SANITIZER_LOG=str(sans), FAKE_RUNNER_EVENTS_LOG=str(cases)):
-            sub = self.grade(slow, sanitizers_ahead=True)
+            sub = self.grade(slow, untimed_ahead=True)
         self.assertEqual(sub.points, sub.max_points)
         first_start = min(t for w, _, _, t in self.sanitizer_runs(sans) if w == "start")
         last_case = max(float(line.split()[2]) for line in cases.read_text().splitlines())
@@ -520,7 +520,7 @@ class GradingTest(FakeGrading, unittest.TestCase):
         for argv, ahead in ((["grade", "sub"], True), (["grade", "--batch", "subs", "--out", "o"], False)):
             args = cli._parser().parse_args(argv)
             args.jobs = args.jobs or 1
-            self.assertEqual(grade._make_grader(self.course, args).options.sanitizers_ahead, ahead, argv)
+            self.assertEqual(grade._make_grader(self.course, args).options.untimed_ahead, ahead, argv)
 
     def test_a_sanitizer_run_started_ahead_on_a_failing_stage_is_cancelled_and_run_again(self):
         # The guess was wrong: naive fails correctness, so its crash or hang must not stand in
@@ -529,7 +529,7 @@ class GradingTest(FakeGrading, unittest.TestCase):
         sans = self.tmp / "sanitizers.log"
         start = time.monotonic()
         with env(FAKE_SANITIZER_LOG=str(sans), FAKE_SANITIZER_SLEEP="naive:60"):
-            sub = self.grade(failing, sanitizers_ahead=True)
+            sub = self.grade(failing, untimed_ahead=True)
         self.assertLess(time.monotonic() - start, 30)
         runs = self.sanitizer_runs(sans)
         self.assertIn(("start", "memcheck", "naive,shared"), [r[:3] for r in runs])

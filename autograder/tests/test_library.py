@@ -15,6 +15,7 @@ like CUB's)."""
 
 import re
 import tempfile
+import threading
 import unittest
 from pathlib import Path
 from types import SimpleNamespace
@@ -345,6 +346,42 @@ class LibraryCheckTest(FakeGrading, unittest.TestCase):
                   and "--stage naive" in line]
         self.assertEqual(len(timing), 1, timing)
         self.assertIn("--kernel-name regex:", timing[0])
+
+    def test_the_profile_started_ahead_grades_as_the_library_phase_does(self):
+        # A single grade starts the untimed stages' filtered profile beside correctness
+        # (library.Ahead); a batch does not. Same verdicts and points either way, and the library
+        # phase does not profile again what the ahead run measured.
+        cases = {"clean": {}, "library call at the performance size": {"FAKE_NCU_LIBRARY_STAGE": "naive@65536"},
+                 "escape": {"FAKE_NCU_LIBRARY_STAGE": "naive", "FAKE_NCU_ESCAPE": "naive"}}
+        for name, extra in cases.items():
+            with self.subTest(name):
+                got = {}
+                for ahead in (False, True):
+                    log = self.tmp / f"ncu-argv-{ahead}.log"
+                    log.unlink(missing_ok=True)
+                    with env(FAKE_NCU_ARGV_LOG=str(log), **extra):
+                        sub = self.grade(REFERENCE, verify_timing=False, untimed_ahead=ahead)
+                    got[ahead] = [(st, self.stage(sub, st).checks["library"].status, self.stage(sub, st).points)
+                                  for st in ("naive", "shared")]
+                    runs = [line for line in log.read_text().splitlines() if "gpu__time_duration.sum" in line
+                            and "--stage naive" in line]
+                    got[ahead].append(len(runs))
+                self.assertEqual(got[True], got[False])
+
+    def test_the_profile_started_ahead_stops_when_no_stage_earned_a_point(self):
+        sub = self.grade({"naive": {"status": "todo"}, "shared": {"status": "todo"}}, verify_timing=False,
+                         untimed_ahead=True)
+        self.assertEqual(sub.points, 0)
+        lr = mock.Mock()
+        lr.grades = {"naive": mock.Mock(points=0), "shared": mock.Mock(points=0)}
+        ahead = library.Ahead.__new__(library.Ahead)
+        ahead.lr, ahead.stages, ahead._cancel = lr, ["naive", "shared"], threading.Event()
+        ahead.decide()
+        self.assertTrue(ahead._cancel.is_set())
+        lr.grades["shared"].points = 2
+        ahead._cancel.clear()
+        ahead.decide()
+        self.assertFalse(ahead._cancel.is_set())
 
     def test_a_timed_stage_is_read_from_the_cross_checks_whole_profile(self):
         log = self.tmp / "ncu-argv.log"

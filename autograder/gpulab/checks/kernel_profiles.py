@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,10 +30,12 @@ def _jailed_profiler(lr: LabRun) -> Iterator[tuple[list[str] | None, str, Path]]
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def profile_stages(lr: LabRun, stages: list[str], size_arg: str, library_only: bool = False) -> None:
+def profile_stages(lr: LabRun, stages: list[str], size_arg: str, library_only: bool = False,
+                   cancel: threading.Event | None = None) -> None:
     """Profiles the stages not yet in `lr.profiles` at this size in one ncu run (grading time:
     one ncu and runner start instead of one per stage); a stage that run did not measure is left
-    for profile() to run alone. `library_only`: for the library check alone (profile())."""
+    for profile() to run alone. `library_only`: for the library check alone (profile()). `cancel`
+    set: the run stops and keeps nothing."""
     todo = [s for s in stages if _key(lr, s, size_arg, library_only) is None]
     if len(todo) < 2:
         return
@@ -40,7 +43,7 @@ def profile_stages(lr: LabRun, stages: list[str], size_arg: str, library_only: b
         if wrapper is not None:
             found = ncu_run.profile_stages_kernel_time(
                 lr.runner, todo, size_arg, scratch, lr.rubric.tool_timeout * len(todo), wrapper=wrapper,
-                scratch=scratch, env=lr.sandbox.env(scratch), library_only=library_only)
+                scratch=scratch, env=lr.sandbox.env(scratch), library_only=library_only, cancel=cancel)
             lr.profiles.update({(s, size_arg, library_only): prof for s, prof in found.items()})
 
 

@@ -77,6 +77,7 @@ class LabRun:
     # None: the conflicts phase profiles its stages itself.
     conflicts_ahead: Any = None
     sanitizers_ahead: Any = None      # sanitizers.Ahead: the runs started beside correctness (a single grade)
+    library_ahead: Any = None         # library.Ahead: the untimed stages' library profile, beside correctness
     # Check name -> what that check asks to run again with the GPU held alone (its runs that
     # failed as sharing the GPU can make them fail: shared_gpu_suspect); the pipeline calls it.
     again_alone: dict[str, Callable[[], None]] = field(default_factory=dict)

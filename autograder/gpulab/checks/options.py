@@ -20,7 +20,9 @@ class Options:
     case_timeout: float | None = None # overrides the rubric's [limits] case_timeout
     verify_timing: bool = True        # cross-check the student's reported times with ncu's kernel time
     timer: str = "sync"               # the runners' GPU clock in the timed runs (run --timer; timing.hpp)
-    sanitizers_ahead: bool = False    # start the sanitizer runs beside correctness (a single grade, not a batch)
+    # Start the sanitizer runs and the library check's profiles of the untimed stages beside
+    # correctness (a single grade; a batch runs other submissions' phases there).
+    untimed_ahead: bool = False
     log: Callable[[str], None] = lambda msg: None
 
 

@@ -131,7 +131,7 @@ class Ahead:
 
     @staticmethod
     def wanted(lr: LabRun) -> bool:
-        return (lr.gpu and lr.options.sanitizers and lr.options.sanitizers_ahead
+        return (lr.gpu and lr.options.sanitizers and lr.options.untimed_ahead
                 and any(sp.sanitizer > 0 for sp in lr.points) and bool(lr.rubric.sanitizer_shapes))
 
     def _run(self, tool: str, k: int, stages: list[str]) -> dict[str, compute_sanitizer.SanitizerReport]:

@@ -114,8 +114,9 @@ def _make_grader(course: Course, args: argparse.Namespace):
     opts = Options(sanitizers=not args.no_sanitizers, conflicts=not args.no_conflicts,
                    performance=not args.no_performance, hidden=not args.no_hidden, sandbox=not args.no_sandbox,
                    stages=set(args.stage) if args.stage else None, verify_timing=not args.no_verify_timing, timer=args.timer, log=log,
-                   # One submission: its sanitizer runs start beside correctness (checks/sanitizers.py, Ahead).
-                   sanitizers_ahead=not args.batch)
+                   # One submission: its sanitizer runs and the library check's profiles start beside correctness
+                   # (checks/sanitizers.py and checks/library.py, Ahead).
+                   untimed_ahead=not args.batch)
     build = course.require_build()
     work = Path(args.work) if args.work else build / "grading"
     if args.jobs < 1:

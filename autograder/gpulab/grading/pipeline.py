@@ -259,6 +259,8 @@ class Grader:
                     lr.conflicts_ahead = beside.enter_context(conflicts.Ahead(lr))
                 if sanitizers.Ahead.wanted(lr):
                     lr.sanitizers_ahead = beside.enter_context(sanitizers.Ahead(lr))
+                if library.Ahead.wanted(lr):
+                    lr.library_ahead = beside.enter_context(library.Ahead(lr))
                 for name, check, hold in CHECKS:
                     self.options.log(f"{lab}: {name}")
                     with contextlib.ExitStack() as gpu:
@@ -274,6 +276,8 @@ class Grader:
                             again()
                     if name == "correctness" and lr.conflicts_ahead is not None:
                         lr.conflicts_ahead.decide()
+                    if name == "correctness" and lr.library_ahead is not None:
+                        lr.library_ahead.decide()
             order = {sp.id: i for i, sp in enumerate(rubric.stages)}
             lg.stages = sorted(lr.grades.values(), key=lambda g: order.get(g.id, 0))
         finally:

@@ -96,14 +96,16 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
                                wrapper: list[str] | None = None, scratch: Path | None = None,
                                env: dict[str, str] | None = None,
                                runner_args: list[str] | None = None,
-                               library_only: bool = False) -> dict[str, KernelProfile]:
+                               library_only: bool = False,
+                               cancel: threading.Event | None = None) -> dict[str, KernelProfile]:
     """profile_kernel_time for several stages in one ncu run of one process (one start of ncu
     and of the runner instead of one per stage: ~2.5 s each on an H100). Kernels are attributed
     by the NVTX stack column. Only the stages this run measured are returned: a stage left
     out (it launched no kernel, the process broke before it, ncu printed no stack column)
     is for the caller to profile alone, where "no kernel in the range" is decided. With
     `library_only` (LIBRARY_ONLY) a stage without a kernel the filter let through is returned
-    too when every stage's pair of markers was seen: its run was seen, and had no library kernel."""
+    too when every stage's pair of markers was seen: its run was seen, and had no library kernel.
+    `cancel` set: the run is stopped (or never started) and nothing is returned."""
     ncu = locate.find_tool("ncu")
     if ncu is None or not stages:
         return {}
@@ -116,8 +118,8 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
     # stack column says whose it is; it does not depend on how several filters combine.
     args = [*KERNEL_TIME, "--csv", *KERNEL_NAME_BASE, *_library_filter(library_only), "--nvtx"] + target
     res = _run_ncu(ncu, args, timeout, work / "ncu-time-stages.log",
-                   _tag("kernel time, all stages", library_only), wrapper, scratch, env)
-    if res.timed_out or res.truncated or diagnose_failure(res.stdout + res.stderr):
+                   _tag("kernel time, all stages", library_only), wrapper, scratch, env, cancel)
+    if res.cancelled or res.timed_out or res.truncated or diagnose_failure(res.stdout + res.stderr):
         return {}
     run = parse_profiled_run(res.stdout)
     # One pair of markers per stage, each pair one stage's: anything else (an escape nobody's range
