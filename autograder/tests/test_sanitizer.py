@@ -95,3 +95,26 @@ class SanitizerTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class PlanTest(unittest.TestCase):
+    """One run per (tool, shape), but racecheck of a large shape in parts (checks/sanitizers.py)."""
+
+    def test_a_large_shape_splits_its_racecheck_in_stage_table_order(self):
+        from types import SimpleNamespace
+
+        from gpulab.checks import sanitizers
+        from gpulab.rubric import Case, Size
+        small, large = Case(Size(1000)), Case(Size(sanitizers.RACECHECK_SPLIT_MIN_N))
+        stages = [SimpleNamespace(id=s) for s in ("cpu", "p0", "p1", "p2", "p3", "p4")]
+        lr = SimpleNamespace(rubric=SimpleNamespace(sanitizer_shapes=[small, large]),
+                             on_gpu={"cpu": False, "p0": True, "p1": True, "p2": True, "p3": True, "p4": True})
+        plan = sanitizers._plan(lr, stages)
+        self.assertEqual(plan, [("memcheck", 0, ["cpu", "p0", "p1", "p2", "p3", "p4"]),
+                                ("racecheck", 0, ["p0", "p1", "p2", "p3", "p4"]),
+                                ("memcheck", 1, ["cpu", "p0", "p1", "p2", "p3", "p4"]),
+                                ("racecheck", 1, ["p0", "p3"]), ("racecheck", 1, ["p1", "p4"]),
+                                ("racecheck", 1, ["p2"])])
+        lr.on_gpu = {s.id: s.id == "p0" for s in stages}
+        self.assertEqual([p for p in sanitizers._plan(lr, stages) if p[0] == "racecheck"],
+                         [("racecheck", 0, ["p0"]), ("racecheck", 1, ["p0"])])

@@ -22,6 +22,14 @@ NAME = "sanitizers"
 
 Plan = list[tuple[str, int, list[str]]]   # (tool, shape index, the stages of one run)
 
+# racecheck costs per launch: on a shape of at least RACECHECK_SPLIT_MIN_N elements its stages run
+# RACECHECK_PARTS processes apart, side by side (bitonic's racecheck of all eight GPU stages at
+# n = 20000 and 40000 ended 11 s after every other sanitizer run, 8.8 s after correctness, H200
+# 2026-11-30: phases 0 and 1 launch L(L+1)/2 kernels each). Dealt in stage-table order, so two
+# stages of one seed's design land in different parts.
+RACECHECK_SPLIT_MIN_N = 1 << 14
+RACECHECK_PARTS = 3
+
 
 def run(lr: LabRun) -> None:
     eligible = lr.eligible("sanitizer", "sanitizer")
@@ -35,7 +43,7 @@ def run(lr: LabRun) -> None:
         runs = []
         for tool, k, stages in plan:
             started = ahead.take(tool, k, stages) if ahead is not None else None
-            cancel = ahead.cancel_event(tool, k) if started is not None else threading.Event()
+            cancel = ahead.cancel_event(tool, k, stages) if started is not None else threading.Event()
             runs.append(_Run(tool, k, stages, started or pool.submit(_tool, lr, tool, stages, k, cancel), cancel))
         found = _stop_when_failed(lr, runs)
     _judge(lr, eligible, found)
@@ -106,7 +114,9 @@ def _plan(lr: LabRun, stages: list[StagePoints]) -> Plan:
     for k, shape in enumerate(lr.rubric.sanitizer_shapes):
         on_shape = [sp.id for sp in stages if shape.applies_to(sp.id)]
         plan.append(("memcheck", k, on_shape))
-        plan.append(("racecheck", k, [s for s in on_shape if lr.on_gpu[s]]))
+        on_gpu = [s for s in on_shape if lr.on_gpu[s]]
+        parts = min(RACECHECK_PARTS, len(on_gpu)) if shape.size.n >= RACECHECK_SPLIT_MIN_N else 1
+        plan += [("racecheck", k, on_gpu[j::parts]) for j in range(max(parts, 1))]
     return [(tool, k, on) for tool, k, on in plan if on]
 
 
@@ -122,10 +132,11 @@ class Ahead:
     def __init__(self, lr: LabRun) -> None:
         self.lr = lr
         self.plan = _plan(lr, [sp for sp in lr.points if sp.sanitizer > 0])
-        self._cancel = {(tool, k): threading.Event() for tool, k, _ in self.plan}
+        # Keyed by (tool, shape, stages): a shape's racecheck may be several runs (RACECHECK_PARTS).
+        self._cancel = {(tool, k, tuple(st)): threading.Event() for tool, k, st in self.plan}
         self._pool = ThreadPoolExecutor(max_workers=max(1, len(self.plan)), thread_name_prefix=f"gpulab-sanitizers-{lr.lab}")
-        self._runs: dict[tuple[str, int], tuple[list[str], Future]] = {
-            (tool, k): (stages, self._pool.submit(self._run, tool, k, stages)) for tool, k, stages in self.plan}
+        self._runs: dict[tuple[str, int, tuple[str, ...]], Future] = {
+            (tool, k, tuple(stages)): self._pool.submit(self._run, tool, k, stages) for tool, k, stages in self.plan}
         if self.plan:
             lr.options.log(f"{lr.lab}: sanitizers (started beside correctness)")
 
@@ -135,28 +146,29 @@ class Ahead:
                 and any(sp.sanitizer > 0 for sp in lr.points) and bool(lr.rubric.sanitizer_shapes))
 
     def _run(self, tool: str, k: int, stages: list[str]) -> dict[str, compute_sanitizer.SanitizerReport]:
-        cancel = self._cancel[(tool, k)]
+        cancel = self._cancel[(tool, k, tuple(stages))]
         if cancel.is_set():
             return {}
         with gpulock.gpu_lock(shared=True):
             return _tool(self.lr, tool, stages, k, cancel)
 
-    def cancel_event(self, tool: str, k: int) -> threading.Event:
-        return self._cancel[(tool, k)]
+    def cancel_event(self, tool: str, k: int, stages: list[str]) -> threading.Event:
+        return self._cancel[(tool, k, tuple(stages))]
 
     def take(self, tool: str, k: int, stages: list[str]) -> Future | None:
         """The run started ahead over exactly these stages (its result can be judged), or None."""
-        started = self._runs.get((tool, k))
-        if started is None or started[0] != stages or self._cancel[(tool, k)].is_set():
+        key = (tool, k, tuple(stages))
+        started = self._runs.get(key)
+        if started is None or self._cancel[key].is_set():
             return None
-        return started[1]
+        return started
 
     def keep_only(self, plan: Plan) -> None:
         """Correctness has decided: every run started ahead that is not exactly one of `plan`'s is
         cancelled (its stages changed, or none of them is eligible)."""
-        wanted = {(tool, k): stages for tool, k, stages in plan}
-        for key, (stages, _) in self._runs.items():
-            if wanted.get(key) != stages:
+        wanted = {(tool, k, tuple(stages)) for tool, k, stages in plan}
+        for key in self._runs:
+            if key not in wanted:
                 self._cancel[key].set()
 
     def __enter__(self) -> "Ahead":
@@ -199,6 +211,8 @@ def _run_once(lr: LabRun, tool: str, stages: list[str], shape: int,
     rubric = lr.rubric
     case = rubric.sanitizer_shapes[shape]
     tag = f"shape{shape}" if len(rubric.sanitizer_shapes) > 1 else ""
+    if len(stages) > 1 and tool == "racecheck" and case.size.n >= RACECHECK_SPLIT_MIN_N:
+        tag += ("-" if tag else "") + "+".join(stages)   # one of the shape's parts: a log of its own
     with lr.sandbox.workdir() as wd:
         rep = compute_sanitizer.run_sanitizer(tool, lr.runner, stages, case.runner_args(), wd, rubric.tool_timeout,
                                       env=lr.sandbox.env(wd),
