@@ -118,3 +118,8 @@ class PlanTest(unittest.TestCase):
         lr.on_gpu = {s.id: s.id == "p0" for s in stages}
         self.assertEqual([p for p in sanitizers._plan(lr, stages) if p[0] == "racecheck"],
                          [("racecheck", 0, ["p0"]), ("racecheck", 1, ["p0"])])
+        # No GPU stage on a large shape (a CPU-only stage, a starter whose stages are all TODO, no GPU).
+        lr.on_gpu = {s.id: False for s in stages}
+        self.assertEqual(sanitizers._plan(lr, stages), [("memcheck", 0, [s.id for s in stages]),
+                                                        ("memcheck", 1, [s.id for s in stages])])
+        self.assertEqual(sanitizers._plan(lr, []), [])

@@ -115,8 +115,8 @@ def _plan(lr: LabRun, stages: list[StagePoints]) -> Plan:
         on_shape = [sp.id for sp in stages if shape.applies_to(sp.id)]
         plan.append(("memcheck", k, on_shape))
         on_gpu = [s for s in on_shape if lr.on_gpu[s]]
-        parts = min(RACECHECK_PARTS, len(on_gpu)) if shape.size.n >= RACECHECK_SPLIT_MIN_N else 1
-        plan += [("racecheck", k, on_gpu[j::parts]) for j in range(max(parts, 1))]
+        parts = max(1, min(RACECHECK_PARTS, len(on_gpu))) if shape.size.n >= RACECHECK_SPLIT_MIN_N else 1
+        plan += [("racecheck", k, on_gpu[j::parts]) for j in range(parts)]
     return [(tool, k, on) for tool, k, on in plan if on]
 
 
