@@ -11,6 +11,9 @@
 #        that GPU, in $GPULAB_VERIFY_DIR/chain-<i>-gpu<GPU>, its STEPS and other variables given,
 #        e.g. "0:STEPS=ctest-gpu grade-times" "1:CLASS_LABS=bitonic;CLASS_JOBS=4;STEPS=classes-all")
 #   scripts/gpu-verify.sh collect [SECONDS]            (waits for every chain)
+#   A device call's limit is the smaller of its timeout and the session's device time left: keep
+#   the build (~40-50 s) + SECONDS + the machine's start (~35 s) under it. collect snapshots $OUT
+#   every 30 s, so a call killed at its limit still returns the logs so far.
 #   VERIFY_NICE=N: the chain's steps run at that niceness (a fanout chain that must not disturb another's timings)
 #   GPULAB_VERIFY_SYNC_GIT=1: first commit the working tree locally (a copy sent beside an older .git)
 #
@@ -41,13 +44,23 @@ wait_s=${1:-540}; shift || true
 
 summaries() { ls "$L"/summary.txt "$L"/chain-*/summary.txt 2>/dev/null; }
 all_done() { local f n=0; for f in $(summaries); do grep -q "steps done" "$f" || return 1; n=1; done; [ $n = 1 ]; }
+snapshot() {   # the logs so far into $OUT (written aside, then renamed: a kill mid-tar keeps the last one)
+  [ -n "${OUT:-}" ] || return 0
+  tar czf "$OUT/.$(basename "$L").tgz.part" --exclude='*.ncu-rep' --exclude='handout' \
+    --exclude='work-*' --exclude='slot-*' -C "$(dirname "$L")" "$(basename "$L")" 2>/dev/null
+  mv -f "$OUT/.$(basename "$L").tgz.part" "$OUT/$(basename "$L").tgz"
+}
 collect() {
-  local t0=$SECONDS f
+  local t0=$SECONDS f keeper=
+  # A call that runs past the device tool's limit is killed before the end of collect: every 30 s
+  # a snapshot, so what the chains logged until then still comes back (2026-11-30: a call whose
+  # limit was the session's last 563 s of device time returned nothing).
+  if [ -n "${OUT:-}" ]; then (while sleep 30; do snapshot; done) & keeper=$!; fi
   while [ $((SECONDS - t0)) -lt "$wait_s" ] && ! all_done; do sleep 5; done
+  [ -n "$keeper" ] && kill "$keeper" 2>/dev/null
   cat "$L/gpu.txt" 2>/dev/null
   for f in $(summaries); do echo "== ${f#"$L"/}"; cat "$f"; done
-  [ -n "${OUT:-}" ] && tar czf "$OUT/$(basename "$L").tgz" --exclude='*.ncu-rep' --exclude='handout' \
-    --exclude='work-*' --exclude='slot-*' -C "$(dirname "$L")" "$(basename "$L")" 2>/dev/null
+  snapshot
   for f in "$L"/*.log "$L"/chain-*/*.log; do [ -f "$f" ] && { echo "=== ${f#"$L"/}"; tail -n 12 "$f"; }; done | tail -c 9000
 }
 
