@@ -513,6 +513,29 @@ class GradingTest(FakeGrading, unittest.TestCase):
             self.assertEqual(self.stage(after, sid).checks["sanitizer"].summary,
                              self.stage(sub, sid).checks["sanitizer"].summary)
 
+    def test_racecheck_of_a_large_shape_runs_in_parts_and_grades_as_one_run(self):
+        # checks/sanitizers.py: RACECHECK_PARTS processes over a large shape's stages, started ahead
+        # or after correctness; the same verdicts as one run, a finding still its stage's alone.
+        from gpulab.checks import sanitizers
+        for ahead in (False, True):
+            with self.subTest(ahead=ahead):
+                sans = self.tmp / f"sanitizers-{ahead}.log"
+                with env(FAKE_SANITIZER_LOG=str(sans)), mock.patch.object(sanitizers, "RACECHECK_SPLIT_MIN_N", 1):
+                    parts = self.grade(GOOD, untimed_ahead=ahead)
+                judged = sorted((tool, stages) for w, tool, stages, _ in self.sanitizer_runs(sans) if w == "end")
+                self.assertEqual(judged, [("memcheck", "naive,shared"), ("racecheck", "naive"), ("racecheck", "shared")])
+                self.assertEqual(parts.points, parts.max_points)
+                logs = sorted(p.name for p in (self.tmp / "out" / "logs" / "scan").glob("sanitizer-racecheck-*.log"))
+                self.assertEqual(len(logs), len(set(logs)))
+                # A race in each part's run: each stage's finding from its own part (no rerun alone).
+                with env(FAKE_SANITIZER_RACECHECK=str(FIXTURES / "racecheck-race-synthetic.log")), \
+                        mock.patch.object(sanitizers, "RACECHECK_SPLIT_MIN_N", 1):
+                    race = self.grade(GOOD, untimed_ahead=ahead)
+                for sid in ("naive", "shared"):
+                    c = self.stage(race, sid).checks["sanitizer"]
+                    self.assertEqual((c.status, c.points), ("fail", 0), sid)
+                    self.assertIn("racecheck", c.summary)
+
     def test_sanitizers_start_ahead_in_a_single_grade_only(self):
         # In a batch other submissions fill the GPU and the CPUs: no work started on a guess.
         from gpulab import cli
