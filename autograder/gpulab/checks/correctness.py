@@ -263,7 +263,8 @@ def _taken(lr: LabRun, member: tuple[Case, list[str]], doc: dict | None, why: di
         one = proc.Result([], 0, "", "", 0.0)
         results[s] = case_outcome(one, s, case, doc=doc, expect=lr.expect)
         if results[s].status not in (PASS, "todo", "not-run"):
-            why[i] = f"{s} {results[s].status}"   # no message: the log names no hidden case's size
+            # A hidden case's message may name its size: the log names none (its status only).
+            why[i] = f"{s} {results[s].status}" + ("" if case.hidden else f": {results[s].message[:120]}")
             return None
     return results
 
