@@ -113,6 +113,9 @@ class Rubric:
     source: str = ""
     manual: tuple[ManualItem, ...] = ()
     manifest: Manifest | None = None   # labs/<lab>/lab.toml: the lab's facts (None: a rubric read alone)
+    # [sanitizers] racecheck_parts: racecheck of a large shape in that many runs side by side
+    # (checks/sanitizers.py; a lab whose racecheck of many launches is its grade's tail).
+    racecheck_parts: int = 1
 
     @property
     def max_points(self) -> float:
@@ -223,7 +226,7 @@ def parse_rubric(text: str, path: str = "rubric.toml", hidden_text: str | None =
     perf = Performance(perf_r.size(), perf_r.number("full_credit_ratio", 1.2, minimum=1.0),
                        int(perf_r.number("reps", 10, minimum=1)), int(perf_r.number("warmup", 2)))
     perf_r.finish()
-    shapes = _parse_sanitizer_shapes(path, top.get("sanitizers", dict, {}), manifest)
+    shapes, racecheck_parts = _parse_sanitizer_shapes(path, top.get("sanitizers", dict, {}), manifest)
     con_r = TableReader(path, "conflicts", top.get("conflicts", dict, {}))
     con = con_r.size()
     con_params = _parse_params(path, con_r, manifest)
@@ -258,7 +261,7 @@ def parse_rubric(text: str, path: str = "rubric.toml", hidden_text: str | None =
         _conflict_stages_accept(path, manifest, stages, con_params)
     _require_sizes(path, stages, perf, shapes[0].size if shapes else None, con)
     return Rubric(lab, tuple(files), tuple(stages), tuple(cases), perf, tuple(shapes), con, con_params,
-                  case_timeout, tool_timeout, path, tuple(manual), manifest)
+                  case_timeout, tool_timeout, path, tuple(manual), manifest, racecheck_parts=racecheck_parts)
 
 
 def _conflict_stages_accept(path: str, manifest: Manifest, stages: list[StagePoints],
@@ -308,25 +311,27 @@ def _stage_runs(manifest: Manifest, sid: str, params: tuple[tuple[str, int], ...
     return info is None or info.accepts_params(manifest.with_defaults(info, dict(params)))
 
 
-def _parse_sanitizer_shapes(path: str, table: Any, manifest: Manifest | None = None) -> list[Case]:
+def _parse_sanitizer_shapes(path: str, table: Any, manifest: Manifest | None = None) -> tuple[list[Case], int]:
     """[sanitizers]: one shape (n = ..., or rows/cols, with optional seed, distribution, params)
     or several (`[[sanitizers.shape]]`, each like a [[case]]). compute-sanitizer runs every stage
     on every shape that applies to it: one shape sees one grid and one operator, and the kernels
     and branches the others reach would go unchecked (a one-pass reduction at n = 4099 runs one
-    block, so its second round and every multi-word operator were never sanitized)."""
+    block, so its second round and every multi-word operator were never sanitized). Also
+    `racecheck_parts` (default 1): the second value returned."""
     r = TableReader(path, "sanitizers", table)
+    parts = int(r.number("racecheck_parts", 1, minimum=1))
     listed = r.get("shape", list)
     if listed is None:
-        if not any(k in table for k in ("n", "rows", "cols")):
+        rest = {k: v for k, v in table.items() if k != "racecheck_parts"}
+        if not any(k in rest for k in ("n", "rows", "cols")):
             r.finish()
-            return []
-        shape = _parse_case(path, 0, {k: v for k, v in table.items()}, False, where="sanitizers", manifest=manifest)
-        return [shape]
+            return [], parts
+        return [_parse_case(path, 0, rest, False, where="sanitizers", manifest=manifest)], parts
     r.finish()
     if not listed:
         raise GpulabError(f"rubric {path}: `sanitizers.shape` is empty (give at least one shape, or none at all)")
     return [_parse_case(path, i, t, False, where=f"sanitizers.shape[{i}]", manifest=manifest)
-            for i, t in enumerate(listed)]
+            for i, t in enumerate(listed)], parts
 
 
 def _require_sizes(path: str, stages: list[StagePoints], perf: Performance, san: Size | None,

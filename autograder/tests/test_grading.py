@@ -517,6 +517,7 @@ class GradingTest(FakeGrading, unittest.TestCase):
         # checks/sanitizers.py: RACECHECK_PARTS processes over a large shape's stages, started ahead
         # or after correctness; the same verdicts as one run, a finding still its stage's alone.
         from gpulab.checks import sanitizers
+        self.course = make_course(self.tmp / "parts", rubric=RUBRIC.replace("[sanitizers]\n", "[sanitizers]\nracecheck_parts = 3\n"))
         for ahead in (False, True):
             with self.subTest(ahead=ahead):
                 sans = self.tmp / f"sanitizers-{ahead}.log"

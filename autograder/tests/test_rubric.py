@@ -65,6 +65,14 @@ class RubricTest(unittest.TestCase):
         r = parse_rubric(RUBRIC.replace('"sorted"', '"small_range"'))
         self.assertEqual(r.cases[1].distribution, "small-range")
 
+    def test_racecheck_parts(self):
+        self.assertEqual(parse_rubric(RUBRIC).racecheck_parts, 1)
+        r = parse_rubric(RUBRIC.replace("[sanitizers]\n", "[sanitizers]\nracecheck_parts = 3\n"))
+        self.assertEqual((r.racecheck_parts, [c.size.n for c in r.sanitizer_shapes]), (3, [4099]))
+        with self.assertRaisesRegex(GpulabError, "racecheck_parts"):
+            parse_rubric(RUBRIC.replace("[sanitizers]\n", "[sanitizers]\nracecheck_parts = 0\n"))
+        self.assertEqual(load_rubric(REPO / "labs" / "bitonic" / "rubric.toml").racecheck_parts, 3)
+
     def test_case_params_and_stage_filter(self):
         r = parse_rubric(RUBRIC + '\n[[case]]\nn = 77\nstages = ["shared"]\nparams = { block = 128 }\n')
         extra = r.cases[-1]

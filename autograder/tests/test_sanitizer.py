@@ -107,7 +107,7 @@ class PlanTest(unittest.TestCase):
         from gpulab.rubric import Case, Size
         small, large = Case(Size(1000)), Case(Size(sanitizers.RACECHECK_SPLIT_MIN_N))
         stages = [SimpleNamespace(id=s) for s in ("cpu", "p0", "p1", "p2", "p3", "p4")]
-        lr = SimpleNamespace(rubric=SimpleNamespace(sanitizer_shapes=[small, large]),
+        lr = SimpleNamespace(rubric=SimpleNamespace(sanitizer_shapes=[small, large], racecheck_parts=3),
                              on_gpu={"cpu": False, "p0": True, "p1": True, "p2": True, "p3": True, "p4": True})
         plan = sanitizers._plan(lr, stages)
         self.assertEqual(plan, [("memcheck", 0, ["cpu", "p0", "p1", "p2", "p3", "p4"]),
@@ -123,3 +123,7 @@ class PlanTest(unittest.TestCase):
         self.assertEqual(sanitizers._plan(lr, stages), [("memcheck", 0, [s.id for s in stages]),
                                                         ("memcheck", 1, [s.id for s in stages])])
         self.assertEqual(sanitizers._plan(lr, []), [])
+        # A rubric that asks for no parts (the default) keeps one racecheck run per shape.
+        lr.rubric.racecheck_parts, lr.on_gpu = 1, {s.id: s.id != "cpu" for s in stages}
+        self.assertEqual([p for p in sanitizers._plan(lr, stages) if p[0] == "racecheck"],
+                         [("racecheck", 0, ["p0", "p1", "p2", "p3", "p4"]), ("racecheck", 1, ["p0", "p1", "p2", "p3", "p4"])])

@@ -22,13 +22,13 @@ NAME = "sanitizers"
 
 Plan = list[tuple[str, int, list[str]]]   # (tool, shape index, the stages of one run)
 
-# racecheck costs per launch: on a shape of at least RACECHECK_SPLIT_MIN_N elements its stages run
-# RACECHECK_PARTS processes apart, side by side (bitonic's racecheck of all eight GPU stages at
-# n = 20000 and 40000 ended 11 s after every other sanitizer run, 8.8 s after correctness, H200
-# 2026-11-30: phases 0 and 1 launch L(L+1)/2 kernels each). Dealt in stage-table order, so two
-# stages of one seed's design land in different parts.
+# racecheck costs per launch: on a shape of at least RACECHECK_SPLIT_MIN_N elements a lab's rubric
+# may have its stages run `[sanitizers] racecheck_parts` processes apart, side by side (bitonic's
+# racecheck of all eight GPU stages at n = 20000 and 40000 ended 11 s after every other sanitizer
+# run, 8.8 s after correctness, H200 2026-11-30: phases 0 and 1 launch L(L+1)/2 kernels each; where
+# racecheck is no tail, more processes beside correctness would only slow it). Dealt in stage-table
+# order, so two stages of one seed's design land in different parts.
 RACECHECK_SPLIT_MIN_N = 1 << 14
-RACECHECK_PARTS = 3
 
 
 def run(lr: LabRun) -> None:
@@ -115,7 +115,8 @@ def _plan(lr: LabRun, stages: list[StagePoints]) -> Plan:
         on_shape = [sp.id for sp in stages if shape.applies_to(sp.id)]
         plan.append(("memcheck", k, on_shape))
         on_gpu = [s for s in on_shape if lr.on_gpu[s]]
-        parts = max(1, min(RACECHECK_PARTS, len(on_gpu))) if shape.size.n >= RACECHECK_SPLIT_MIN_N else 1
+        parts = (max(1, min(lr.rubric.racecheck_parts, len(on_gpu))) if shape.size.n >= RACECHECK_SPLIT_MIN_N
+                 else 1)
         plan += [("racecheck", k, on_gpu[j::parts]) for j in range(parts)]
     return [(tool, k, on) for tool, k, on in plan if on]
 
