@@ -133,7 +133,7 @@ class Ahead:
     def __init__(self, lr: LabRun) -> None:
         self.lr = lr
         self.plan = _plan(lr, [sp for sp in lr.points if sp.sanitizer > 0])
-        # Keyed by (tool, shape, stages): a shape's racecheck may be several runs (RACECHECK_PARTS).
+        # Keyed by (tool, shape, stages): a shape's racecheck may be several runs (racecheck_parts).
         self._cancel = {(tool, k, tuple(st)): threading.Event() for tool, k, st in self.plan}
         self._pool = ThreadPoolExecutor(max_workers=max(1, len(self.plan)), thread_name_prefix=f"gpulab-sanitizers-{lr.lab}")
         self._runs: dict[tuple[str, int, tuple[str, ...]], Future] = {
