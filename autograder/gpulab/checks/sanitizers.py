@@ -212,7 +212,7 @@ def _run_once(lr: LabRun, tool: str, stages: list[str], shape: int,
     rubric = lr.rubric
     case = rubric.sanitizer_shapes[shape]
     tag = f"shape{shape}" if len(rubric.sanitizer_shapes) > 1 else ""
-    if len(stages) > 1 and tool == "racecheck" and case.size.n >= RACECHECK_SPLIT_MIN_N:
+    if len(stages) > 1 and tool == "racecheck" and rubric.racecheck_parts > 1 and case.size.n >= RACECHECK_SPLIT_MIN_N:
         tag += ("-" if tag else "") + "+".join(stages)   # one of the shape's parts: a log of its own
     with lr.sandbox.workdir() as wd:
         rep = compute_sanitizer.run_sanitizer(tool, lr.runner, stages, case.runner_args(), wd, rubric.tool_timeout,
