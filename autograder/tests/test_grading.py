@@ -376,6 +376,22 @@ class GradingTest(FakeGrading, unittest.TestCase):
         self.assertEqual(correctness._split(big, ["a"]), [["a"]])
         self.assertEqual(correctness._split(small, stages), [stages])
 
+    def test_groups_hold_every_small_case_once(self):
+        # radix-sort's 21 small cases: four groups of four and one of five, none twice (the merge
+        # of a leftover case once overwrote the group before the last).
+        from gpulab.checks import correctness
+        for count in range(0, 23):
+            with self.subTest(count=count):
+                jobs = list(range(count))
+                groups = correctness._groups(jobs)
+                flat = [i for g in groups for i in g]
+                self.assertEqual(len(flat), len(set(flat)))
+                self.assertTrue(all(2 <= len(g) <= correctness.GROUP_SIZE + 1 for g in groups))
+                alone = set(jobs) - set(flat)
+                self.assertEqual(len(alone), 1 if count == 1 else 0)
+        self.assertEqual(correctness._groups(list(range(21)))[-2:],
+                         [[12, 13, 14, 15], [16, 17, 18, 19, 20]])
+
     def test_cuda_error_does_not_cost_the_stages_after_it(self):
         sub = self.grade({"naive": {"sticky_error": True}, "shared": GOOD["shared"]})
         self.assertEqual({c.status for c in self.stage(sub, "naive").cases}, {"error"})
