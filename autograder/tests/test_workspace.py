@@ -278,3 +278,41 @@ class SlotIdentityTest(WorkspaceCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(shutil.which("cmake") and shutil.which("c++"), "needs cmake and a C++ compiler")
+class SeedPlatformTest(TempDir, unittest.TestCase):
+    """A slot's first configure reuses the calling build's compiler detection (calling_build.
+    seed_platform): real cmake on a one-file C++ project."""
+
+    def configure(self, build: Path, *extra: str) -> str:
+        res = subprocess.run(["cmake", "-S", str(self.src), "-B", str(build), *extra],
+                             capture_output=True, text=True, check=True)
+        return res.stdout
+
+    def setUp(self):
+        super().setUp()
+        self.src = self.tmp / "src"
+        self.src.mkdir()
+        (self.src / "CMakeLists.txt").write_text("cmake_minimum_required(VERSION 3.20)\nproject(p LANGUAGES CXX)\n"
+                                                 "add_executable(p main.cpp)\n")
+        (self.src / "main.cpp").write_text("int main() { return 0; }\n")
+        self.calling = self.tmp / "calling"
+        self.assertIn("The CXX compiler identification", self.configure(self.calling))
+
+    def test_a_fresh_tree_skips_detection_and_builds(self):
+        from gpulab.paths import read_cmake_cache
+        from gpulab.workspace.calling_build import seed_platform
+        fresh = self.tmp / "fresh"
+        seed = seed_platform(self.calling, read_cmake_cache(self.calling), fresh)
+        self.assertEqual(seed, ["-DCMAKE_PLATFORM_INFO_INITIALIZED:INTERNAL=1"])
+        out = self.configure(fresh, *seed)
+        self.assertNotIn("compiler identification", out)
+        self.assertNotIn("Detecting CXX compiler ABI", out)
+        subprocess.run(["cmake", "--build", str(fresh)], capture_output=True, check=True)
+        # A tree configured already, another cmake, or no calling build: no seed.
+        self.assertEqual(seed_platform(self.calling, read_cmake_cache(self.calling), fresh), [])
+        self.assertEqual(seed_platform(None, {}, self.tmp / "other"), [])
+        cache = dict(read_cmake_cache(self.calling), CMAKE_COMMAND="/opt/another/cmake")
+        self.assertEqual(seed_platform(self.calling, cache, self.tmp / "other"), [])
+        self.assertFalse((self.tmp / "other").exists())

@@ -8,7 +8,9 @@ diagnostics (trim_compiler_output).
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 from pathlib import Path
 
 from gpulab import locks, proc
@@ -41,6 +43,31 @@ def configure_args(cache: dict[str, str]) -> list[str]:
         args.append("-DCMAKE_BUILD_TYPE=Release")
     args += ["-DGPULAB_WARNINGS_AS_ERRORS=OFF", "-DGPULAB_DEVICE_DEBUG=OFF"]
     return args
+
+
+def seed_platform(calling_build: Path | None, cache: dict[str, str], build: Path) -> list[str]:
+    """Lets a fresh build tree skip CMake's compiler detection: the calling build's platform files
+    (CMakeFiles/<version>/CMakeSystem.cmake, CMake<LANG>Compiler.cmake, ...) copied into it, and the
+    cache mark that says they are its own. Without it each slot's first configure compiles and runs
+    CMake's CUDA compiler-id and ABI probes again: 5.9 of a 10.5 s configure on the 2-core CI
+    machine, 4.5 s with the seed (2026-11-30), the same build.ninja rules. Only for a tree with no
+    cache yet, configured by the same cmake as the calling build (its version names the folder)
+    with the same compilers (configure_args passes the calling build's); else [] and CMake detects
+    as usual. The extra -D options for the configure."""
+    if calling_build is None or (build / "CMakeCache.txt").exists():
+        return []
+    version = ".".join(cache.get(f"CMAKE_CACHE_{part}_VERSION", "") for part in ("MAJOR", "MINOR", "PATCH"))
+    source = calling_build / "CMakeFiles" / version
+    ours = shutil.which("cmake")
+    if (not cache.get("CMAKE_COMMAND") or ours is None or not (source / "CMakeSystem.cmake").is_file()
+            or os.path.realpath(cache["CMAKE_COMMAND"]) != os.path.realpath(ours)):
+        return []
+    dest = build / "CMakeFiles" / version
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in source.iterdir():
+        if f.is_file():
+            shutil.copy2(f, dest / f.name)
+    return ["-DCMAKE_PLATFORM_INFO_INITIALIZED:INTERNAL=1"]
 
 
 def trim_compiler_output(text: str, root: Path | None = None, limit: int = 4000) -> str:

@@ -23,7 +23,8 @@ from gpulab.paths import read_cmake_cache
 from gpulab.rubric import load_rubric
 from gpulab.workspace import stamp as slot_stamp
 from gpulab.workspace import symbols
-from gpulab.workspace.calling_build import BUILD_TIMEOUT, build_calling_target, configure_args, trim_compiler_output
+from gpulab.workspace.calling_build import (BUILD_TIMEOUT, build_calling_target, configure_args, seed_platform,
+                                            trim_compiler_output)
 
 CONFIGURE_TIMEOUT = 600
 MAX_AUTO_SLOTS = 8     # concurrent builds in the default workspace before a grade waits
@@ -103,8 +104,14 @@ class Slot:
         if calling_lib is not None and not self._take_prebuilt(calling_lib, copied):
             args = self._configure_args(None)
             stamp = slot_stamp.stamp(self.root, self.course_src, fingerprint, args)
-        res = proc.run(proc.background(["cmake", "-S", str(self.src), "-B", str(self.build)] + args),
+        seed = seed_platform(self.calling_build, self.cache, self.build)
+        res = proc.run(proc.background(["cmake", "-S", str(self.src), "-B", str(self.build)] + args + seed),
                        timeout=CONFIGURE_TIMEOUT)
+        if not res.ok and seed:
+            # Whatever the copied platform files got wrong, CMake's own detection decides.
+            shutil.rmtree(self.build, ignore_errors=True)
+            res = proc.run(proc.background(["cmake", "-S", str(self.src), "-B", str(self.build)] + args),
+                           timeout=CONFIGURE_TIMEOUT)
         if not res.ok:
             raise GpulabError("gpulab grade: the pristine course does not configure in the grading workspace "
                               f"{self.root}:\n{trim_compiler_output(res.stdout + res.stderr)}", EXIT_INTERNAL)
