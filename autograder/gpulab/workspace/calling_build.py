@@ -49,7 +49,7 @@ def seed_platform(calling_build: Path | None, cache: dict[str, str], build: Path
     """Lets a fresh build tree skip CMake's compiler detection: the calling build's platform files
     (CMakeFiles/<version>/CMakeSystem.cmake, CMake<LANG>Compiler.cmake, ...) copied into it, and the
     cache mark that says they are its own. Without it each slot's first configure compiles and runs
-    CMake's CUDA compiler-id and ABI probes again: 5.9 of a 10.5 s configure on the 2-core CI
+    CMake's CUDA compiler-id and ABI probes again: 5.9 s of a 10.1-10.5 s configure on the 2-core CI
     machine, 4.5 s with the seed (2026-11-30), the same build.ninja rules. Only for a tree with no
     cache yet, configured by the same cmake as the calling build (its version names the folder)
     with the same compilers (configure_args passes the calling build's); else [] and CMake detects
