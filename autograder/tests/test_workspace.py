@@ -315,4 +315,17 @@ class SeedPlatformTest(TempDir, unittest.TestCase):
         self.assertEqual(seed_platform(None, {}, self.tmp / "other"), [])
         cache = dict(read_cmake_cache(self.calling), CMAKE_COMMAND="/opt/another/cmake")
         self.assertEqual(seed_platform(self.calling, cache, self.tmp / "other"), [])
+        cache = dict(read_cmake_cache(self.calling), CMAKE_CACHE_PATCH_VERSION="")
+        self.assertEqual(seed_platform(self.calling, cache, self.tmp / "other"), [])
         self.assertFalse((self.tmp / "other").exists())
+
+    def test_a_seed_that_breaks_the_configure_falls_back_to_detection(self):
+        from gpulab.paths import read_cmake_cache
+        from gpulab.workspace.calling_build import configure
+        cache = read_cmake_cache(self.calling)
+        version = ".".join(cache[f"CMAKE_CACHE_{p}_VERSION"] for p in ("MAJOR", "MINOR", "PATCH"))
+        broken = self.calling / "CMakeFiles" / version / "CMakeCXXCompiler.cmake"
+        broken.write_text('message(FATAL_ERROR "a platform file from elsewhere")\n')
+        res = configure(self.src, self.tmp / "fresh", [], self.calling, cache, 300)
+        self.assertTrue(res.ok, res.stdout + res.stderr)
+        self.assertIn("The CXX compiler identification", res.stdout)

@@ -54,9 +54,10 @@ def seed_platform(calling_build: Path | None, cache: dict[str, str], build: Path
     cache yet, configured by the same cmake as the calling build (its version names the folder)
     with the same compilers (configure_args passes the calling build's); else [] and CMake detects
     as usual. The extra -D options for the configure."""
-    if calling_build is None or (build / "CMakeCache.txt").exists():
+    parts = [cache.get(f"CMAKE_CACHE_{part}_VERSION", "") for part in ("MAJOR", "MINOR", "PATCH")]
+    if calling_build is None or (build / "CMakeCache.txt").exists() or not all(parts):
         return []
-    version = ".".join(cache.get(f"CMAKE_CACHE_{part}_VERSION", "") for part in ("MAJOR", "MINOR", "PATCH"))
+    version = ".".join(parts)
     source = calling_build / "CMakeFiles" / version
     ours = shutil.which("cmake")
     if (not cache.get("CMAKE_COMMAND") or ours is None or not (source / "CMakeSystem.cmake").is_file()
@@ -68,6 +69,18 @@ def seed_platform(calling_build: Path | None, cache: dict[str, str], build: Path
         if f.is_file():
             shutil.copy2(f, dest / f.name)
     return ["-DCMAKE_PLATFORM_INFO_INITIALIZED:INTERNAL=1"]
+
+
+def configure(src: Path, build: Path, args: list[str], calling_build: Path | None, cache: dict[str, str],
+              timeout: float) -> proc.Result:
+    """cmake -S src -B build with args, seeded from the calling build (seed_platform) when it can
+    be; a seeded configure that fails is run again with CMake's own detection, in a clean tree."""
+    seed = seed_platform(calling_build, cache, build)
+    res = proc.run(proc.background(["cmake", "-S", str(src), "-B", str(build)] + args + seed), timeout=timeout)
+    if not res.ok and seed:
+        shutil.rmtree(build, ignore_errors=True)
+        res = proc.run(proc.background(["cmake", "-S", str(src), "-B", str(build)] + args), timeout=timeout)
+    return res
 
 
 def trim_compiler_output(text: str, root: Path | None = None, limit: int = 4000) -> str:

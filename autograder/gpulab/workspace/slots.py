@@ -23,7 +23,7 @@ from gpulab.paths import read_cmake_cache
 from gpulab.rubric import load_rubric
 from gpulab.workspace import stamp as slot_stamp
 from gpulab.workspace import symbols
-from gpulab.workspace.calling_build import (BUILD_TIMEOUT, build_calling_target, configure_args, seed_platform,
+from gpulab.workspace.calling_build import (BUILD_TIMEOUT, build_calling_target, configure, configure_args,
                                             trim_compiler_output)
 
 CONFIGURE_TIMEOUT = 600
@@ -104,14 +104,7 @@ class Slot:
         if calling_lib is not None and not self._take_prebuilt(calling_lib, copied):
             args = self._configure_args(None)
             stamp = slot_stamp.stamp(self.root, self.course_src, fingerprint, args)
-        seed = seed_platform(self.calling_build, self.cache, self.build)
-        res = proc.run(proc.background(["cmake", "-S", str(self.src), "-B", str(self.build)] + args + seed),
-                       timeout=CONFIGURE_TIMEOUT)
-        if not res.ok and seed:
-            # Whatever the copied platform files got wrong, CMake's own detection decides.
-            shutil.rmtree(self.build, ignore_errors=True)
-            res = proc.run(proc.background(["cmake", "-S", str(self.src), "-B", str(self.build)] + args),
-                           timeout=CONFIGURE_TIMEOUT)
+        res = configure(self.src, self.build, args, self.calling_build, self.cache, CONFIGURE_TIMEOUT)
         if not res.ok:
             raise GpulabError("gpulab grade: the pristine course does not configure in the grading workspace "
                               f"{self.root}:\n{trim_compiler_output(res.stdout + res.stderr)}", EXIT_INTERNAL)
