@@ -264,6 +264,16 @@ def find_student_files(lab: str, wanted: list[str] | tuple[str, ...], files: lis
     return found
 
 
+def labs_handed_in(sub: Path, student_files: dict[str, list[str] | tuple[str, ...]]) -> list[str]:
+    """The labs of `student_files` ({lab: its student files}) whose files the submission holds, as
+    a grade without --lab grades them: a folder is looked into; an archive or a bare git checkout
+    (unpacked only when graded) counts for every lab."""
+    if not sub.is_dir() or _is_bare_git(sub):
+        return list(student_files)
+    files = list_tree(sub)[0]
+    return [lab for lab, wanted in student_files.items() if find_student_files(lab, wanted, files).any]
+
+
 def nothing_found(found: list[Found], files: list[PurePosixPath], links: list[PurePosixPath]) -> str:
     """Why no lab can be graded, in one line for the student: what was looked for, and what the
     submission holds instead (nothing, links, other files)."""

@@ -193,6 +193,32 @@ class PlanTest(TempDir, unittest.TestCase):
         self.assertLess(p.wall_seconds(2), p.wall_seconds(1))
 
 
+    def test_each_submission_costs_the_labs_it_hands_in(self):
+        # A class folder holds one lab per student: planned as every lab of the course each, a
+        # batch of 12 came out 7.4x too long (H200, 2026-11-30).
+        from gpulab.submission import labs_handed_in
+        for n in ("a", "b"):
+            submission_dir(self.tmp, GOOD, name=n, where="labs/scan/scan.cu")
+        for n in ("c", "d"):
+            submission_dir(self.tmp, GOOD, name=n, where="labs/transpose/transpose.cu")
+        (self.tmp / "subs" / "e.zip").write_bytes(b"PK")   # an archive: every lab, until unpacked
+        wanted = {"scan": ["scan.cu"], "transpose": ["transpose.cu"]}
+        self.assertEqual(labs_handed_in(self.tmp / "subs" / "a", wanted), ["scan"])
+        self.assertEqual(labs_handed_in(self.tmp / "subs" / "c", wanted), ["transpose"])
+        self.assertEqual(labs_handed_in(self.tmp / "subs" / "e.zip", wanted), ["scan", "transpose"])
+        maxima, guess = {"scan": 34, "transpose": 30}, {"scan": 100.0, "transpose": 50.0}
+        p = plan.estimate(self.tmp / "subs", self.tmp / "none", maxima, guess, gpus=2,
+                          labs_of=lambda sub: labs_handed_in(sub, wanted))
+        self.assertEqual(p.submission_gpu_seconds(), [100.0, 100.0, 50.0, 50.0, 150.0])
+        self.assertEqual(p.gpu_seconds, 450.0)
+        self.assertEqual((p.submissions_of("scan"), p.submissions_of("transpose")), (3, 3))
+        self.assertIn("to grade", plan.format_plan(p))
+        # Two GPUs, largest first to the least loaded: 150 + 50 and 100 + 100 + 50.
+        self.assertEqual(p.wall_seconds(2), 250.0 + plan.BUILD_GUESS_S)
+        every = plan.estimate(self.tmp / "subs", self.tmp / "none", maxima, guess, gpus=2)
+        self.assertEqual(every.gpu_seconds, 5 * 150.0)
+
+
 class RubricGuessTest(unittest.TestCase):
     def test_bank_conflict_profiles_overlap_the_cases_and_sanitizers(self):
         from types import SimpleNamespace as NS

@@ -308,11 +308,10 @@ class Grader:
         """The labs of `labs` that some of `subs` hands in, most submissions first (a folder is
         looked into; an archive, unpacked only when graded, counts for every lab)."""
         count = dict.fromkeys(labs, 0)
+        wanted = {lab: self.rubric(lab).student_files for lab in labs}
         for sub in subs:
-            files = submission.list_tree(sub)[0] if sub.is_dir() else None
-            for lab in labs:
-                if files is None or submission.find_student_files(lab, self.rubric(lab).student_files, files).any:
-                    count[lab] += 1
+            for lab in submission.labs_handed_in(sub, wanted):
+                count[lab] += 1
         return [lab for lab in sorted(labs, key=lambda l: -count[l]) if count[lab]]
 
     @contextlib.contextmanager
