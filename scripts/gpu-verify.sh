@@ -28,6 +28,7 @@
 #        the build's .ninja_log; GRADE_LABS; alone on the host: beside eight niced class grades on the
 #        other GPU, radix-sort's reference took 121 s instead of 67, its correctness 71 s, 2026-11-30),
 #        goals (the sort labs' speed goals at 2^28: onesweep, digit4, merge-pairwise, merge-dway beside CUB),
+#        tables (radix-sort's and bitonic's GPU stage tables at 2^28, JSON: <lab>-2p28.json; ~10-20 min),
 #        single-pass (scan's single-pass and three-round beside CUB at 2^24 and 2^28),
 #        timers (run --timer sync and events, three processes each, at each lab's grading size),
 #        gpu-slow-testdata + gpu-slow-rest (the gpu-slow preset in two halves, one per GPU),
@@ -144,6 +145,13 @@ if [ "$mode" = steps ]; then
       # The sort labs' speed goals at 2^28 (RESULTS.md), one input per stage (--same-input: no draws).
       goals) run goals 600 bash -c 'build/gpu/gpulab run radix-sort --impl reference --stage onesweep --stage digit4 --stage cub-sort --n 2^28 --same-input --no-cpu-baseline
           build/gpu/gpulab run shearsort --impl reference --stage merge-pairwise --stage merge-dway --stage sort-cub-merge --n 2^28 --same-input --no-cpu-baseline' ;;
+      # The sort labs' stage tables at 2^28 with today's references (their RESULTS.md tables are of
+      # 2026-11-28): the GPU stages and the library peers, one runner each, JSON for results/run.json.
+      # The runner checks every stage on the CPU at 2^28 first (the oracle once): 200 s was too
+      # short for radix-sort on 2026-11-30.
+      tables) run tables 1200 bash -c 'for lab in radix-sort bitonic; do
+            build/gpu/gpulab run $lab --impl reference --where gpu --n 2^28 --no-cpu-baseline --format json > "'"$L"'/$lab-2p28.json"
+            echo "$lab: exit $? at $(date +%T)"; done' ;;
       single-pass) run single-pass 300 bash -c 'for n in 2^24 2^28; do build/gpu/gpulab run scan --impl reference --stage single-pass --stage three-round --stage cub --n $n --reps 20; done' ;;
       gpu-slow) run gpu-slow 900 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]concurrent' ;;
       # The whole gpu-slow preset in two halves, one per GPU of a two-GPU machine (CUDA_VISIBLE_DEVICES).
@@ -160,7 +168,7 @@ if [ "$mode" = steps ]; then
       startup) OUT=$L/startup run startup 600 scripts/gpu-startup-cost.sh gpu ;;
       ncu-overhead) run ncu-overhead 900 $py autograder/bench/ncu_overhead.py --out "$L/ncu-overhead" ;;
       gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
-      *) sum "unknown step $s (steps: build ctest-gpu ctest-labs cmd concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass timers goals ncu-overhead guard-cost candidate startup)" ;;
+      *) sum "unknown step $s (steps: build ctest-gpu ctest-labs cmd concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass tables timers goals ncu-overhead guard-cost candidate startup)" ;;
     esac
   done
   clocks "clocks when the steps were done" >> "$L/gpu.txt"
