@@ -8,9 +8,10 @@ import subprocess
 import sys
 import time
 import unittest
+from pathlib import Path
 
 from gpulab.batch import local, plan, queue, throughput
-from tests.helpers import FakeGrading, TempDir, fake_grader, submission_dir
+from tests.helpers import FIXTURES, FakeGrading, TempDir, fake_grader, submission_dir
 
 GOOD = {"naive": {"status": "pass", "median_ms": 2.0}, "shared": {"status": "pass", "median_ms": 1.0}}
 SLOW = {"naive": {"status": "pass", "median_ms": 2.0, "sleep_s": 0.25},
@@ -138,3 +139,35 @@ class HostCpuTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RealBatchPlanTest(TempDir, unittest.TestCase):
+    """The plan against a real batch (tests/fixtures/batch-real-h200-scan-reduction.json: 12 rows
+    of scan and reduction, one lab a folder, graded with no flag on an H200 in 239.9 s): given
+    that batch's grades, its re-run is planned near that time. Planned as every lab of the course
+    each, it came out at 29m38s."""
+
+    def test_the_plan_of_a_one_lab_per_folder_batch(self):
+        from gpulab.rubric import load_rubric
+        from gpulab.submission import labs_handed_in
+        doc = json.loads((FIXTURES / "batch-real-h200-scan-reduction.json").read_text())
+        course = Path(__file__).resolve().parents[2]
+        labs = sorted(p.name for p in (course / "labs").iterdir() if (p / "rubric.toml").is_file())
+        wanted = {lab: load_rubric(course / "labs" / lab / "rubric.toml").student_files for lab in labs}
+        subs, out = self.tmp / "subs", self.tmp / "out"
+        for name, row in doc["rows"].items():
+            lab = name.split("-")[0]
+            f = subs / name / "labs" / lab / wanted[lab][0]
+            f.parent.mkdir(parents=True)
+            f.write_text("// a submission\n")
+            (out / name).mkdir(parents=True)
+            (out / name / "grade.json").write_text(json.dumps(dict(row, name=name)))
+        run = doc["run"]
+        (out / ".batch").mkdir()
+        (out / ".batch" / "runs.jsonl").write_text(json.dumps(dict(run, finished=time.time(), device="H200",
+                                                                   rows=list(doc["rows"]))) + "\n")
+        p = plan.estimate(subs, out, dict.fromkeys(labs, 100.0), dict.fromkeys(labs, 60.0), jobs=4, gpu=True,
+                          force=True, labs_of=lambda sub: labs_handed_in(sub, wanted))
+        self.assertEqual(len(p.todo), 12)
+        self.assertEqual({lab: p.submissions_of(lab) for lab in labs if p.submissions_of(lab)}, {"scan": 6, "reduction": 6})
+        self.assertLess(abs(p.wall_seconds(1) - run["seconds"]) / run["seconds"], 0.15, p.wall_seconds(1))
