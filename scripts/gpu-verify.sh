@@ -28,7 +28,7 @@
 #        the build's .ninja_log; GRADE_LABS; alone on the host: beside eight niced class grades on the
 #        other GPU, radix-sort's reference took 121 s instead of 67, its correctness 71 s, 2026-11-30),
 #        goals (the sort labs' speed goals at 2^28: onesweep, digit4, merge-pairwise, merge-dway beside CUB),
-#        tables (radix-sort's and bitonic's GPU stage tables at 2^28, JSON: <lab>-2p28.json; ~10-20 min),
+#        tables (radix-sort's and bitonic's GPU stage tables at 2^28, JSON: <lab>-2p28.json; ~10-20 min; TABLE_LABS),
 #        single-pass (scan's single-pass and three-round beside CUB at 2^24 and 2^28),
 #        timers (run --timer sync and events, three processes each, at each lab's grading size),
 #        gpu-slow-testdata + gpu-slow-rest (the gpu-slow preset in two halves, one per GPU),
@@ -149,7 +149,7 @@ if [ "$mode" = steps ]; then
       # 2026-11-28): the GPU stages and the library peers, one runner each, JSON for results/run.json.
       # The runner checks every stage on the CPU at 2^28 first (the oracle once): 200 s was too
       # short for radix-sort on 2026-11-30.
-      tables) run tables 1200 bash -c 'for lab in radix-sort bitonic; do
+      tables) run tables 1200 bash -c 'for lab in ${TABLE_LABS:-radix-sort bitonic}; do
             build/gpu/gpulab run $lab --impl reference --where gpu --n 2^28 --no-cpu-baseline --format json > "'"$L"'/$lab-2p28.json"
             echo "$lab: exit $? at $(date +%T)"; done' ;;
       single-pass) run single-pass 300 bash -c 'for n in 2^24 2^28; do build/gpu/gpulab run scan --impl reference --stage single-pass --stage three-round --stage cub --n $n --reps 20; done' ;;
