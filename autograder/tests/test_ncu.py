@@ -222,6 +222,71 @@ class RunnerArgsTest(unittest.TestCase):
             self.assertFalse(rep.measured)
             self.assertIn("page ran past", rep.reason)
 
+class SeveralStagesTest(unittest.TestCase):
+    """One Source Counters profile of several stages (tools/ncu/run.py, issue 31): the raw page cut
+    by each kernel's NVTX range gives each stage the total its own profile gives."""
+
+    def test_real_page_cut_by_stage_matches_the_stage_alone(self):
+        # H200, 2026-12-01: radix-sort's digit4 and digit4-count (which share digit4_upsweep) in one
+        # profile at n = 65536, end_bit 8, against digit4 profiled alone.
+        pages = parse.split_raw_by_stage(fixture("ncu-raw-real-h200-digit4-and-count.csv"))
+        self.assertEqual(sorted(pages), ["digit4", "digit4-count"])
+        d4 = report.build_report("digit4", "", "", raw_csv=pages["digit4"])
+        alone = report.build_report("digit4", "", "", raw_csv=fixture("ncu-raw-real-h200-digit4-alone.csv"))
+        self.assertEqual((d4.total_excessive, len(d4.kernels)), (alone.total_excessive, len(alone.kernels)))
+        self.assertEqual(d4.total_excessive, 10011)
+        count = report.build_report("digit4-count", "", "", raw_csv=pages["digit4-count"])
+        self.assertEqual((count.measured, count.total_excessive, len(count.kernels)), (True, 0, 2))
+
+    def page(self, *stacks: str) -> str:
+        rows = [f'"ID","Kernel Name","{STACK}","{parse.RAW_EXCESS}","{parse.RAW_WAVEFRONTS}","{parse.RAW_IDEAL}"',
+                '"","","","","",""']
+        rows += [f'"{i}","k","{st}","0","64","64"' for i, st in enumerate(stacks)]
+        return "\n".join(rows) + "\n"
+
+    def test_a_row_in_no_stage_or_two_stages_leaves_the_page_whole(self):
+        a = '1  ""<default domain>:gpulab:a:none:none"" '
+        b = '1  ""<default domain>:gpulab:b:none:none"" '
+        self.assertEqual(sorted(parse.split_raw_by_stage(self.page(a, b, a))), ["a", "b"])
+        self.assertIsNone(parse.split_raw_by_stage(self.page(a, "")))
+        # Stage a pushed b's range around its kernel: its excess must not become b's.
+        self.assertIsNone(parse.split_raw_by_stage(self.page(a, a.rstrip() + ' ""<default domain>:gpulab:b:none"" ')))
+        self.assertIsNone(parse.split_raw_by_stage(fixture("ncu-raw-clean-synthetic.csv").replace(STACK, "Stack")))
+        self.assertIsNone(parse.split_raw_by_stage("==PROF== nothing\n"))
+
+    def profile(self, tmp: str, **fake: str | None):
+        ncu = Path(__file__).resolve().parent / "fakes" / "fake_ncu.py"
+        argv = Path(tmp) / "argv"
+        with env(GPULAB_NCU=str(ncu), FAKE_NCU_ARGV_LOG=str(argv), FAKE_NCU_RUN_STATUS=None, **fake):
+            got = run.profile_stages_conflicts(Path("/bin/true"), ["a", "b"], "1024", Path(tmp) / "work", 30,
+                                               runner_args=["--param", "end_bit=8"])
+            reports = run.read_stages_conflicts(got) if isinstance(got, run.ProfiledStages) else None
+        return got, reports, argv.read_text().splitlines()
+
+    def test_one_run_of_both_stages_filtered_to_their_ranges(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            got, reports, argv = self.profile(tmp)
+            self.assertIn("--nvtx --nvtx-include gpulab:a/ --nvtx-include gpulab:b/ /bin/true run --stage a --stage b "
+                          "--n 1024 --no-time --format json --param end_bit=8", argv[0])
+            self.assertEqual(got.runs, {"a": ("pass", ""), "b": ("pass", "")})
+            self.assertEqual(sorted(reports), ["a", "b"])
+            self.assertEqual(reports["a"].total_excessive, 0)
+            self.assertIn("one Source Counters profile with b", reports["a"].notes[0])
+            self.assertTrue((Path(tmp) / "work" / "ncu-stages-raw.csv").is_file())   # kept for the TA
+
+    def test_a_stage_with_excess_is_left_to_its_own_profile(self):
+        # Its lines come from a source page of its own kernels only.
+        with tempfile.TemporaryDirectory() as tmp:
+            _, reports, _ = self.profile(tmp, FAKE_NCU_STAGE_EXCESS="b=96")
+            self.assertEqual(sorted(reports), ["a"])
+
+    def test_a_run_without_every_stages_document_is_not_used(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            got, _, _ = self.profile(tmp, FAKE_NCU_TOGETHER_NODOC="1")
+            self.assertIsInstance(got, str)
+            self.assertIn("the runner did not report a, b", got)
+
+
 STACK = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
 BEGIN, END = "_ZN6gpulab6detail18stage_begin_markerEv", "_ZN6gpulab6detail16stage_end_markerEv"
 

@@ -12,11 +12,13 @@ and its profile, if one is still running then, is cancelled.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
+from typing import Any, Iterator
 
 from gpulab import gpulock, proc
 from gpulab.checks import kernel_profiles
@@ -30,6 +32,8 @@ from gpulab.tools.ncu import run as ncu_run
 
 # The kernel-time profile of the stages at the conflicts size (their markers), in conflicts-times.txt.
 ESCAPES = "kernels outside the stages' ranges (one kernel-time profile)"
+# The one Source Counters profile of several stages, in conflicts-times.txt.
+TOGETHER = "one profile of {stages}"
 
 
 def run(lr: LabRun) -> None:
@@ -58,6 +62,9 @@ class Ahead:
         self._seconds: dict[str, float] = {}
         self._escapes: dict[str, ncu_report.KernelProfile] = {}
         self._cancel: dict[str, threading.Event] = {}
+        # The one profile of several stages (profile_together): its stages and its cancel, set
+        # only when the gate turns every one of them away.
+        self._together: tuple[list[StagePoints], threading.Event] | None = None
         self._lock = threading.Lock()
         self._decided = threading.Event()
         if decided:
@@ -83,6 +90,8 @@ class Ahead:
             self._closing = True
             for ev in self._cancel.values():
                 ev.set()
+            if self._together is not None:
+                self._together[1].set()
         self._thread.join()
         self._readers.shutdown(wait=True, cancel_futures=True)
 
@@ -94,11 +103,15 @@ class Ahead:
 
     def _profile_all(self) -> None:
         try:
+            with self._lock:
+                pending = [sp for sp in self.stages if not self._gate(sp)]
+            if len(pending) > 1:
+                self._profile_together(pending)
             for sp in self.stages:
                 with self._lock:
                     if self._closing:
                         return
-                    if self._gate(sp):
+                    if self._gate(sp) or sp.id in self._results:
                         continue
                     cancel = self._cancel[sp.id] = threading.Event()
                 with gpulock.gpu_lock(shared=True):
@@ -119,6 +132,34 @@ class Ahead:
         except BaseException as e:  # noqa: BLE001 (re-raised by finish() on the pipeline's thread)
             self._error = e
 
+    def _profile_together(self, pending: list[StagePoints]) -> None:
+        """One Source Counters profile of the pending stages (tools/ncu/run.py, "several stages in
+        one profile"): each stage it measures conflict-free gets its verdict from it; the others
+        (excess to name by line, no kernel in range, any failure) are profiled alone after it."""
+        ids = [sp.id for sp in pending]
+        with self._lock:
+            if self._closing:
+                return
+            cancel = threading.Event()
+            self._together = (pending, cancel)
+        with gpulock.gpu_lock(shared=True):
+            t0 = time.monotonic()
+            self.lr.options.log(f"{self.lr.lab}: bank conflicts of {', '.join(ids)} (ncu, one profile)")
+            profiled = together(self.lr, ids, cancel)
+        self._seconds[TOGETHER.format(stages=", ".join(ids))] = time.monotonic() - t0
+        if profiled == ncu_run.PROFILE_CANCELLED:
+            return
+        if isinstance(profiled, str):
+            self.lr.options.log(f"{self.lr.lab}: one profile of {', '.join(ids)} not used ({profiled}): "
+                                "each stage profiled alone")
+            return
+        with _report_reader(self.lr) as reader:
+            reports = ncu_run.read_stages_conflicts(profiled, **reader)
+        for sp in pending:
+            if sp.id in reports:
+                self._results[sp.id] = self._readers.submit(_verdict, self.lr, sp.id, sp.conflict_free,
+                                                            reports[sp.id], profiled.runs.get(sp.id))
+
     def decide(self) -> None:
         """Correctness has run: the gates are known. A running profile of a stage its gate turns
         away is cancelled, and no such stage is started."""
@@ -127,6 +168,8 @@ class Ahead:
             for sp in self.stages:
                 if sp.id in self._cancel and self._gate(sp):
                     self._cancel[sp.id].set()
+            if self._together is not None and all(self._gate(sp) for sp in self._together[0]):
+                self._together[1].set()
 
     def finish(self) -> None:
         """Waits for the profiles and gives each stage its check: the gate's, else its report's."""
@@ -142,8 +185,8 @@ class Ahead:
                 self._results[sp.id].result(), self._escapes.get(sp.id), sp.id)
             if sp.id in self._seconds:
                 spent[sp.id + (f" (not counted: {gated.summary})" if gated else "")] = self._seconds[sp.id]
-        if ESCAPES in self._seconds:
-            spent[ESCAPES] = self._seconds[ESCAPES]
+        stage_ids = {sp.id for sp in self.stages}
+        spent.update({k: v for k, v in self._seconds.items() if k not in stage_ids})
         end = time.monotonic()
         self.lr.write_times("conflicts", spent,
                             header=f"ncu per stage; {end - self._start:.1f} s from the first profile to the last "
@@ -177,6 +220,40 @@ def _escaped(check: Check, prof: ncu_report.KernelProfile | None, sid: str) -> C
                      "your code did not push alone", data=dict(check.data, escaped=prof.escaped, anomaly=prof.anomaly))
 
 
+def together(lr: LabRun, ids: list[str], cancel: threading.Event) -> ncu_run.ProfiledStages | str:
+    """The stages profiled in one ncu process, in the jail as stage() profiles one; a string says
+    why not (then each is profiled alone)."""
+    rubric = lr.rubric
+    assert rubric.conflicts_size is not None
+    scratch = lr.sandbox.mkdtemp("gpulab-ncu-")
+    try:
+        # One stage's time limit for each stage in the run.
+        timeout = rubric.tool_timeout * len(ids)
+        wrapper, why = lr.sandbox.profiler_wrap(lr.runner, scratch, timeout)
+        if wrapper is None:
+            return why
+        return ncu_run.profile_stages_conflicts(lr.runner, ids, rubric.conflicts_size.arg, lr.logs, timeout,
+                                                wrapper=wrapper, scratch=scratch, runner_args=rubric.conflicts_args(),
+                                                env=lr.sandbox.env(scratch), cancel=cancel)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _report_reader(lr: LabRun) -> Iterator[dict[str, Any]]:
+    """How a report is read back: the report lay where student code could replace it, so it is
+    read in the jail too, as the sandbox user, from a copy in a folder of its own (the logs may lie
+    where the sandbox user cannot enter). Reading is CPU work beside other rows' timings: at the
+    builds' niceness."""
+    with lr.sandbox.workdir() as rd:
+        if not lr.sandbox.jailed:
+            yield {"import_wrapper": proc.background([])}
+            return
+        wrapper = lr.sandbox.wrap([], lr.rubric.tool_timeout * 2 + 10, rw=[rd], ro=[lr.logs.resolve()], chdir=rd,
+                                  untimed=True)
+        yield {"import_wrapper": wrapper, "import_env": lr.sandbox.env(rd), "import_dir": rd}
+
+
 def stage(lr: LabRun, sp: StagePoints, readers: ThreadPoolExecutor, cancel: threading.Event | None = None
           ) -> Future:
     """The stage profiled here (ncu on the GPU), its report read by `readers` (a future)."""
@@ -200,24 +277,18 @@ def stage(lr: LabRun, sp: StagePoints, readers: ThreadPoolExecutor, cancel: thre
     return readers.submit(_verdict, lr, sid, pts, profiled)
 
 
-def _verdict(lr: LabRun, sid: str, pts: float, profiled: ncu_report.ConflictReport | ncu_run.ProfiledStage) -> Check:
+def _verdict(lr: LabRun, sid: str, pts: float, profiled: ncu_report.ConflictReport | ncu_run.ProfiledStage,
+             run: tuple[str, str] | None = None) -> Check:
+    """The stage's check from its report (`run`: the runner's own (status, message) in a shared
+    profile's run; a stage's own profile carries it)."""
     rubric = lr.rubric
-    run_status, run_message = None, ""   # the runner's own check in the profiled run
+    run_status, run_message = (run[0] or None, run[1]) if run else (None, "")   # the runner's own check
     if isinstance(profiled, ncu_report.ConflictReport):
         rep = profiled
     else:
         run_status, run_message = profiled.run_status or None, profiled.run_message
-        with lr.sandbox.workdir() as rd:
-            # The report lay where student code could replace it: it is read back in the jail
-            # too, as the sandbox user, from a copy in its own folder (the logs may lie where the
-            # sandbox user cannot enter).
-            # Reading a report is CPU work beside other rows' timings: at the builds' niceness.
-            jailed = lr.sandbox.jailed
-            reader = (lr.sandbox.wrap([], rubric.tool_timeout * 2 + 10, rw=[rd], ro=[lr.logs.resolve()], chdir=rd,
-                                      untimed=True) if jailed else proc.background([]))
-            rep = ncu_run.read_conflicts(profiled, import_wrapper=reader,
-                                     import_env=lr.sandbox.env(rd) if jailed else None,
-                                     import_dir=rd if jailed else None)
+        with _report_reader(lr) as reader:
+            rep = ncu_run.read_conflicts(profiled, **reader)
     ncu_report.relativize(rep, lr.ws_root)
     _fill_source_lines(rep, lr.lab, lr.contents)
     check = Check("conflict_free", max_points=pts, data={"report": rep.to_json()})

@@ -5,7 +5,12 @@ FAKE_NCU_FORGE=text: a profiled student runner prints that text and exits 1 (a f
 A Source Counters profile (--export) appends "profile-start <stage> <time> <pid>" to FAKE_NCU_EVENTS_LOG
 and takes FAKE_NCU_PROFILE_SECONDS; FAKE_NCU_RANGE_EMPTY=range|all profiles no kernel in the stage's range
 (or in the run); FAKE_NCU_RUN_STATUS=status: the profiled program prints a runner document in which
-the stage's own check says that (no document without it)."""
+the stage's own check says that (no document without it).
+A profile of several stages in one run (--stage A --stage B: checks/conflicts.py, one profile) logs
+"profile-start A,B ...", prints a document for every stage (status "pass" unless
+FAKE_NCU_RUN_STATUS; none with FAKE_NCU_TOGETHER_NODOC=1, a runner that crashed) and keeps the stages
+in its report, whose raw page then has one kernel row per stage in that stage's NVTX range, with
+FAKE_NCU_STAGE_EXCESS="A=N,..." excess wavefronts (default 0)."""
 import os
 import sys
 
@@ -112,19 +117,21 @@ if "--export" in args:
     if empty == "all" or (empty == "range" and any(a.startswith("--nvtx-include") for a in args)):
         print("==WARNING== No kernels were profiled.")
         sys.exit(0)
+    profiled = [args[i + 1] for i, a in enumerate(args) if a == "--stage"]
     if os.environ.get("FAKE_NCU_EVENTS_LOG"):
         import time
         with open(os.environ["FAKE_NCU_EVENTS_LOG"], "a") as f:
-            f.write(f"profile-start {args[args.index('--stage') + 1] if '--stage' in args else ''} {time.time()} "
-                    f"{os.getpid()}\n")
+            f.write(f"profile-start {','.join(profiled)} {time.time()} {os.getpid()}\n")
         time.sleep(float(os.environ.get("FAKE_NCU_PROFILE_SECONDS", "0")))
-    open(args[args.index("--export") + 1] + ".ncu-rep", "w").write("fake")
-    if os.environ.get("FAKE_NCU_RUN_STATUS"):
+    together = len(profiled) > 1
+    open(args[args.index("--export") + 1] + ".ncu-rep", "w").write("fake" + ("\n" + ",".join(profiled) if together else ""))
+    if (os.environ.get("FAKE_NCU_RUN_STATUS") or together) and not (together and os.environ.get("FAKE_NCU_TOGETHER_NODOC")):
         import json
-        status = os.environ["FAKE_NCU_RUN_STATUS"]
+        status = os.environ.get("FAKE_NCU_RUN_STATUS", "pass")
         print(json.dumps({"lab": "fake", "results": [
-            {"stage": args[args.index("--stage") + 1], "status": status,
-             "message": "" if status == "pass" else "first mismatch at index 7 of 65536: expected 3, got 4"}]}, indent=2))
+            {"stage": sid, "status": status,
+             "message": "" if status == "pass" else "first mismatch at index 7 of 65536: expected 3, got 4"}
+            for sid in profiled]}, indent=2))
     print("==PROF== Report: fake.ncu-rep")
     sys.exit(0)
 if "--import" in args and os.environ.get("FAKE_NCU_IMPORT_LOG"):
@@ -134,6 +141,20 @@ page = args[args.index("--page") + 1]
 if os.environ.get("FAKE_NCU_IMPORT_SECONDS"):   # a slow import, to see imports overlap
     import time
     time.sleep(float(os.environ["FAKE_NCU_IMPORT_SECONDS"]))
+try:
+    report_lines = open(args[args.index("--import") + 1]).read().splitlines()
+except OSError:
+    report_lines = []
+if page == "raw" and len(report_lines) > 1:   # a profile of several stages: a kernel row per stage
+    excess = dict(kv.split("=") for kv in os.environ.get("FAKE_NCU_STAGE_EXCESS", "").split(",") if kv)
+    print('"ID","Process ID","Kernel Name","thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg",'
+          '"derived__memory_l1_wavefronts_shared_excessive","memory_l1_wavefronts_shared","memory_l1_wavefronts_shared_ideal"')
+    print('"","","","","","",""')
+    for i, sid in enumerate(report_lines[1].split(",")):
+        ex = int(excess.get(sid, 0))
+        print(f'"{i}","1234","k_{sid}(int*)","1234  ""<default domain>:gpulab:{sid}:none:none:none:none:none:none"" ",'
+              f'"{ex}","{4096 + ex}","4096"')
+    sys.exit(0)
 name = os.environ.get({"source": "FAKE_NCU_SOURCE", "raw": "FAKE_NCU_RAW"}.get(page, "FAKE_NCU_DETAILS"))
 if page == "raw" and not name:
     name = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "ncu-raw-clean-synthetic.csv")

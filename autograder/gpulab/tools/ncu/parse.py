@@ -206,6 +206,39 @@ def totals_from_raw(text: str) -> RawTotals | None:
     return RawTotals(out["excessive"], out["wavefronts"], out["ideal"], kernels, na)
 
 
+def split_raw_by_stage(text: str) -> dict[str, str] | None:
+    """The raw page of one profile of several stages (`--nvtx`: each kernel's row carries the range
+    stack it was launched in) cut into one raw page per stage: the header rows, then the rows of the
+    kernels inside that stage's range "gpulab:<stage>". None when the page cannot be cut so: no
+    metric header, no NVTX stack column, or a kernel row inside no stage's range or inside two (the
+    profile's include filters let only the stages' ranges through, so such a row means the page is
+    not what it seems, or a stage wore another's name)."""
+    head: list[str] = []
+    pages: dict[str, list[str]] = {}
+    col = None
+    for line in _csv_lines(text):
+        row = next(csv.reader([line]), [])
+        if col is None:
+            if RAW_WAVEFRONTS in row or RAW_EXCESS in row:
+                col = next((i for i, c in enumerate(row) if c.startswith(NVTX_STACK_COLUMN)), None)
+                if col is None:
+                    return None
+            head.append(line)
+            continue
+        if not (row and row[0].strip().isdigit()):
+            head.append(line)   # the units row
+            continue
+        # Exactly one stage's range on the stack: a stage that pushed another stage's range
+        # around its kernels must not move its excess to that stage.
+        owners = set(_STAGE_RANGE.findall(row[col])) if col < len(row) else set()
+        if len(owners) != 1:
+            return None
+        pages.setdefault(owners.pop(), []).append(line)
+    if col is None:
+        return None
+    return {sid: "\n".join(head + rows) + "\n" for sid, rows in pages.items()}
+
+
 def total_from_details(text: str) -> int | None:
     """The "Uncoalesced Shared Accesses" rule's total, summed over kernels, from the details page."""
     totals = [int(m.replace(",", "")) for m in RULE_TOTAL.findall(text)]
