@@ -6,6 +6,9 @@
 #   plan       then `--plan --force` on that OUT, which predicts ...
 #   again      ... the same batch graded again with --force into it, timed (the plan's error);
 #   serial     with --jobs 1 (one submission at a time), timed;
+#   alone      each submission by itself, one after another, with a plain `gpulab grade SUBMISSION`
+#              in one shared workspace (an instructor grading one student at a time), timed as the
+#              whole loop; its gradebook from a batch way's batch.json (default or serial must run);
 #   killed     (KILL=1) with no flag into a fresh OUT, SIGKILL to its process group when half the rows
 #              exist, then the same command again: only the missing rows are graded;
 # and the ways compared (autograder/tests/batch_ways.py): the same status and points for every
@@ -13,7 +16,8 @@
 # GPU-hour, where the rows' time went. Each timed way grades in a fresh workspace (--work).
 # Usage: scripts/gpu-throughput-check.sh [preset]   (default gpu; logs in $OUT or build/<preset>/throughput)
 #   LABS="scan transpose": the labs of the batch (default every lab); WAYS="default plan serial": the
-#   ways to run (default "default plan serial killed"); GRADE_ARGS: more `gpulab grade` options.
+#   ways to run (default "default plan serial alone killed"); GRADE_ARGS: more `gpulab grade` options
+#   (the alone way gives them to single grades too: no batch-only ones such as --gpus).
 # Exit 1 on a mismatch or a plan more than 15 % off.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +28,7 @@ out=${OUT:-$root/build/$preset/throughput}
 py=${PYTHON:-python3}
 export PYTHONPATH=$root/autograder${PYTHONPATH:+:$PYTHONPATH} GPULAB_SOURCE_DIR=$root
 [ -x "$G" ] || { echo "throughput: $G missing: build the $preset preset first"; exit 1; }
-ways=" ${WAYS:-default plan serial killed} "
+ways=" ${WAYS:-default plan serial alone killed} "
 rm -rf "$out"; mkdir -p "$out"
 "$py" autograder/tests/testdata_suite.py --make-batch "$out/subs" ${LABS:-} || exit 1
 read -r -a extra <<< "${GRADE_ARGS:-}"
@@ -51,6 +55,36 @@ if [[ $ways == *" plan "* ]] && [ -d "$out/default" ]; then
   awk -v p="${predicted:-0}" -v a="$again" 'BEGIN { e = (p - a) / a; printf "throughput: plan error %+.1f %% (goal within 15 %%)\n", 100 * e; exit (e > 0.15 || e < -0.15) }' || status=1
 fi
 [[ $ways == *" serial "* ]] && timed serial "--jobs 1" --jobs 1
+if [[ $ways == *" alone "* ]]; then
+  # Single grades, not a batch of one: the single form is what an instructor without --batch runs
+  # (labs detected from the files, the reference timed in each grade's own process while it builds).
+  # A nonzero exit is a grade too (2: an upload it could not read, 4/5: checks not run): its
+  # grade.json, or the lack of one, is what the comparison judges, so the loop goes on.
+  mkdir -p "$out/alone"; : >"$out/alone.log"
+  t0=$(date +%s.%N)
+  for sub in "$out"/subs/*; do
+    [ -d "$sub" ] || continue
+    who=$(basename "$sub"); t1=$(date +%s.%N)
+    "$G" grade "$sub" --out "$out/alone/$who" --work "$out/work-alone" "${extra[@]}" >"$out/alone-$who.log" 2>&1
+    echo "$who: exit $? in $(secs "$t1") s" >>"$out/alone.log"
+  done
+  secs "$t0" >"$out/alone.s"
+  echo "throughput: each alone: $(grep -c . "$out/alone.log") submissions in $(cat "$out/alone.s") s; exits:" \
+    "$(sed 's/.*: \(exit [0-9]*\) in.*/\1/' "$out/alone.log" | sort | uniq -c | awk '{ printf "%s%s x%s", s, $2 " " $3, $1; s = ", " }')"
+  # The gradebook's columns are the course's labs and max points, which only a batch records
+  # (batch.json): taken from a batch way of this run, so that the rows compare cell for cell.
+  from=""
+  for w in default serial; do [ -f "$out/$w/batch.json" ] && { from=$out/$w; break; }; done
+  if [ -n "$from" ]; then
+    cp "$from/batch.json" "$out/alone/"
+    "$G" gradebook "$out/alone" --quiet >>"$out/alone.log" 2>&1 \
+      || echo "throughput: each alone: gpulab gradebook $out/alone failed (see $out/alone.log)"
+  else
+    echo "throughput: each alone: no gradebook: no batch way (default or serial) ran before it to give its" \
+      "columns (batch.json), so the comparison finds no row of it"
+  fi
+  args+=(--way "alone=each alone=$(cat "$out/alone.s")")
+fi
 if [[ $ways == *" killed "* ]]; then
   total=$(ls "$out/subs" | wc -l)
   setsid "$G" grade --batch "$out/subs" --out "$out/killed" --work "$out/work-killed" "${extra[@]}" >"$out/killed-1.log" 2>&1 &
