@@ -19,7 +19,8 @@
 #
 # Steps: build ctest-gpu ctest-labs cmd concurrent classes selfgrade measure-scan measure-transpose
 #        measure-reduction batch reduction-classes
-#        trust (the trust classes of every lab), throughput (one GPU, a class: scripts/gpu-throughput-check.sh),
+#        trust (the trust classes of every lab), throughput (one GPU, a class: scripts/gpu-throughput-check.sh;
+#        throughput-default, -serial, -alone: one way each, in its own folder),
 #        classes-all (every GPU known-bad class of CLASS_LABS, CLASS_JOBS at once; CLASS_TIMEOUT seconds,
 #        default 2400, and 900 for `classes`: eight grades on one GPU queue for its exclusive phases),
 #        e2e (the gpu-slow preset's end-to-end grades alone),
@@ -113,6 +114,11 @@ if [ "$mode" = steps ]; then
       batch) OUT=$L/batch run batch 900 scripts/gpu-batch-check.sh gpu ;;
       # One GPU, a class (issue 31): default vs --jobs 1, the plan, a kill and resume (LABS, WAYS).
       throughput) OUT=$L/throughput run throughput 1500 scripts/gpu-throughput-check.sh gpu ;;
+      # One way of the throughput check in a step of its own (a one-GPU lease: the important way
+      # first, others after steps that matter more), each into $L/throughput-<way>: compare them
+      # afterwards with batch_ways.py over one folder (the alone way's gradebook needs a batch.json).
+      throughput-default|throughput-serial|throughput-alone) w=${s#throughput-}
+          OUT=$L/$s WAYS=$w run "$s" 1500 scripts/gpu-throughput-check.sh gpu ;;
       # The trust classes (issue 24) of every lab: a library call in a stage, one only on a
       # multi-block grid, a write past a scratch region; CLASS_JOBS at once.
       trust) run trust 900 $py autograder/tests/testdata_suite.py --gpu-only --jobs "${CLASS_JOBS:-4}" --only cub-in-stage \
@@ -168,7 +174,7 @@ if [ "$mode" = steps ]; then
       startup) OUT=$L/startup run startup 600 scripts/gpu-startup-cost.sh gpu ;;
       ncu-overhead) run ncu-overhead 900 $py autograder/bench/ncu_overhead.py --out "$L/ncu-overhead" ;;
       gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
-      *) sum "unknown step $s (steps: build ctest-gpu ctest-labs cmd concurrent e2e classes selfgrade measure-LAB batch throughput trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass tables timers goals ncu-overhead guard-cost candidate startup)" ;;
+      *) sum "unknown step $s (steps: build ctest-gpu ctest-labs cmd concurrent e2e classes selfgrade measure-LAB batch throughput throughput-WAY trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass tables timers goals ncu-overhead guard-cost candidate startup)" ;;
     esac
   done
   clocks "clocks when the steps were done" >> "$L/gpu.txt"
