@@ -1,7 +1,8 @@
 """`gpulab grade --batch DIR --plan`: what a batch will cost before it runs.
 
-The GPU time per submission and lab comes from the last measured grades in OUT (the median of
-`seconds - build_seconds` less the waits, of the labs graded on a GPU), else from the rubric: its
+The GPU time per submission and lab comes from the last measured grades in OUT (the mean of
+`seconds - build_seconds` less the waits over the labs graded on a GPU, a lab that did not build
+counted as 0 s), else from the rubric: its
 cases and checks times per-run costs (CASE_GUESS_S, ...), said to be a guess. Wall time on one
 GPU and on N GPUs of this host divides that GPU time by the overlap the last batch run in OUT
 achieved (throughput.py: untimed checks of several submissions side by side), or by 1 when none
@@ -122,9 +123,13 @@ def _measured(out: Path) -> tuple[dict[str, list[float]], list[float], dict[str,
         doc = gradebook.read_grade(g)
         if not doc or not doc.get("device") or doc.get("error"):
             continue
+        for l in (l for l in doc.get("labs", []) if isinstance(l, dict)):
+            # A lab that did not build (or was rejected) used no GPU: it counts as 0 s, so the mean
+            # is what a submission of the class costs on average, compile errors and all.
+            gpu.setdefault(str(l.get("lab")), []).append(
+                throughput.row_gpu_seconds(l) if l.get("status") == "graded" else 0.0)
         labs = [l for l in doc.get("labs", []) if isinstance(l, dict) and l.get("status") == "graded"]
         for l in labs:
-            gpu.setdefault(str(l.get("lab")), []).append(throughput.row_gpu_seconds(l))
             lab_builds.setdefault(str(l.get("lab")), []).append(float(l.get("build_seconds", 0)))
         if labs:
             builds.append(sum(float(l.get("build_seconds", 0)) for l in labs))
@@ -145,7 +150,10 @@ def estimate(folder: Path, out: Path, maxima: dict[str, float], rubric_guess: di
     for lab in maxima:
         m = measured_gpu.get(lab)
         measured[lab] = bool(m)
-        per_sub[lab] = statistics.median(m) if m else rubric_guess.get(lab, 0.0)
+        # The mean, not the median: the batch's GPU time is a sum, and a class mixes full rows with
+        # starters and compile errors (the median charged every row a full one: +24 % on a re-run
+        # of 12 rows that took 192 s, H200, 2026-12-01).
+        per_sub[lab] = statistics.fmean(m) if m else rubric_guess.get(lab, 0.0)
     build = statistics.median(builds) if builds else BUILD_GUESS_S
     p = Plan(len(subs), todo, dict(maxima), per_sub, measured, build, max(1, gpus), max(1, width),
              max(1, per_task), queue.in_flight(jobs, gpu), todo_labs=todo_labs,
@@ -180,7 +188,7 @@ def _dur(s: float) -> str:
 def format_plan(p: Plan) -> str:
     lines = [f"submissions: {p.found} found, {p.found - len(p.todo)} with a complete row, {len(p.todo)} to grade"]
     rows = [[lab, f"{p.maxima[lab]:g}", str(p.submissions_of(lab)), f"{p.gpu_seconds_per_sub[lab] / 60:.1f}",
-             "measured (median of the grades in OUT)" if p.measured[lab] else "guessed from the rubric's cases and checks"]
+             "measured (mean of the grades in OUT)" if p.measured[lab] else "guessed from the rubric's cases and checks"]
             for lab in p.maxima]
     lines += ["", format_table(["lab", "max", "to grade", "GPU-min per submission", "from"], rows), ""]
     lines.append(f"GPU time: {p.gpu_seconds / 60:.1f} GPU-minutes for {len(p.todo)} submissions "
