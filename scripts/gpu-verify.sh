@@ -31,6 +31,7 @@
 #        goals (the sort labs' speed goals at 2^28: onesweep, digit4, merge-pairwise, merge-dway beside CUB),
 #        tables (radix-sort's and bitonic's GPU stage tables at 2^28, JSON: <lab>-2p28.json; ~10-20 min; TABLE_LABS),
 #        single-pass (scan's single-pass and three-round beside CUB at 2^24 and 2^28),
+#        experiments (EXPERIMENT_LAB, EXPERIMENTS="size-sweep bits-sweep@2^28": chosen experiments' CSVs),
 #        timers (run --timer sync and events, three processes each, at each lab's grading size),
 #        gpu-slow-testdata + gpu-slow-rest (the gpu-slow preset in two halves, one per GPU),
 #        ncu-overhead (autograder/bench/ncu_overhead.py: the timing cross-check's ncu cost, way by way),
@@ -158,6 +159,13 @@ if [ "$mode" = steps ]; then
       tables) run tables 1200 bash -c 'for lab in ${TABLE_LABS:-radix-sort bitonic}; do
             build/gpu/gpulab run $lab --impl reference --where gpu --n 2^28 --no-cpu-baseline --format json > "'"$L"'/$lab-2p28.json"
             echo "$lab: exit $? at $(date +%T)"; done' ;;
+      # Chosen experiments of one lab's reference into CSVs (the handout's sweeps redone without a
+      # whole measure): EXPERIMENT_LAB=radix-sort EXPERIMENTS="size-sweep bits-sweep@2^28" (@N: --n N)
+      # -> $L/<lab>-<experiment>.csv, for labs/<lab>/results/ and `gpulab measure LAB --plots-only`.
+      experiments) run experiments 1500 bash -c 'r=build/gpu/labs/$EXPERIMENT_LAB/gpulab-$EXPERIMENT_LAB-reference
+            for e in $EXPERIMENTS; do id=${e%@*}; n=; [ "$id" != "$e" ] && n="--n ${e#*@}"
+              "$r" experiment $id --csv "'"$L"'/$EXPERIMENT_LAB-$id.csv" $n > "'"$L"'/$EXPERIMENT_LAB-$id.txt" 2>&1
+              echo "$EXPERIMENT_LAB $id: exit $? at $(date +%T)"; done' ;;
       single-pass) run single-pass 300 bash -c 'for n in 2^24 2^28; do build/gpu/gpulab run scan --impl reference --stage single-pass --stage three-round --stage cub --n $n --reps 20; done' ;;
       gpu-slow) run gpu-slow 900 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]concurrent' ;;
       # The whole gpu-slow preset in two halves, one per GPU of a two-GPU machine (CUDA_VISIBLE_DEVICES).
@@ -174,7 +182,7 @@ if [ "$mode" = steps ]; then
       startup) OUT=$L/startup run startup 600 scripts/gpu-startup-cost.sh gpu ;;
       ncu-overhead) run ncu-overhead 900 $py autograder/bench/ncu_overhead.py --out "$L/ncu-overhead" ;;
       gpu-slow-rest) run gpu-slow-rest 1500 ctest --preset gpu-slow --output-on-failure -E 'autograder[.]testdata' ;;
-      *) sum "unknown step $s (steps: build ctest-gpu ctest-labs cmd concurrent e2e classes selfgrade measure-LAB batch throughput throughput-WAY trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass tables timers goals ncu-overhead guard-cost candidate startup)" ;;
+      *) sum "unknown step $s (steps: build ctest-gpu ctest-labs cmd concurrent e2e classes selfgrade measure-LAB batch throughput throughput-WAY trust classes-all reduction-classes multi-batch reduction-bench ctest-reduction reduction-ncu reduction-blocks gpu-slow gpu-slow-testdata gpu-slow-rest grade-times single-pass tables experiments timers goals ncu-overhead guard-cost candidate startup)" ;;
     esac
   done
   clocks "clocks when the steps were done" >> "$L/gpu.txt"
