@@ -800,22 +800,48 @@ class ConflictsTogetherTest(FakeGrading, unittest.TestCase):
         self.assertEqual(self.profiles(), ["naive,shared", "naive", "shared"])
         self.assertEqual([self.stage(sub, s).checks["conflict_free"].points for s in ("naive", "shared")], [3, 4])
 
-    def test_a_wrong_result_in_the_shared_run_earns_no_conflict_points(self):
-        # As a stage's own run (test_a_stage_that_does_not_work_earns_no_sanitizer_or_conflict_points).
+    def test_a_stage_that_failed_in_the_shared_run_is_profiled_alone(self):
+        # Its failure there may be another stage's doing (a leftover in the shared process): its own
+        # run decides, and a wrong result there earns nothing (as in
+        # test_a_stage_that_does_not_work_earns_no_sanitizer_or_conflict_points).
         copy = dict(GOOD, shared={"status": "pass", "fail_n": [1025, 33]})
         with env(FAKE_NCU_EVENTS_LOG=str(self.events), FAKE_NCU_RUN_STATUS="fail"):
             sub = self.grade(copy, verify_timing=False)
-        self.assertEqual(self.profiles(), ["naive,shared"])
+        self.assertEqual(self.profiles(), ["naive,shared", "naive", "shared"])
         c = self.stage(sub, "shared").checks["conflict_free"]
         self.assertEqual((c.status, c.points), ("fail", 0))
         self.assertIn("computed a wrong result", c.summary)
 
-    def test_a_stage_the_gate_turns_away_is_not_counted_from_the_shared_profile(self):
-        # The profile starts beside correctness, before the gate has decided: shared (TODO) is in it,
-        # and its verdict stays the gate's.
-        with env(FAKE_NCU_EVENTS_LOG=str(self.events)):
-            sub = self.grade({"naive": GOOD["naive"]}, verify_timing=False)
-        self.assertEqual(self.profiles(), ["naive,shared"])
+    def test_a_stage_that_hides_only_beside_another_is_profiled_alone(self):
+        # Honest alone; in a run of several stages (its argv says so) it launches its kernel under
+        # the other stage's range name, so its share of the shared Source Counters page holds only
+        # what it left in its own range. The kernel-time profile of that same run sees the kernel
+        # between its markers in the other's range: the share is not trusted, the stage is
+        # profiled alone, where its own (here conflicted) code is measured.
+        with env(FAKE_NCU_EVENTS_LOG=str(self.events), FAKE_NCU_ESCAPE="naive>shared", FAKE_NCU_ESCAPE_TOGETHER="1",
+                 FAKE_NCU_RAW=str(FIXTURES / "ncu-raw-conflicts-synthetic.csv"),
+                 FAKE_NCU_SOURCE=str(FIXTURES / "ncu-source-conflicts-synthetic.csv")):
+            sub = self.grade(GOOD, verify_timing=False)
+        self.assertEqual(self.profiles()[:2], ["naive,shared", "naive"])
+        c = self.stage(sub, "naive").checks["conflict_free"]
+        self.assertEqual((c.status, c.points), ("fail", 0))
+        self.assertNotIn("one Source Counters profile", " ".join(c.data["report"]["notes"]))
+
+    def test_a_share_with_other_kernels_than_its_run_is_not_trusted(self):
+        # The kernel-time profile of the shared run counts 2 kernels in each range, the Source
+        # Counters share 1: each stage is profiled alone.
+        with env(FAKE_NCU_EVENTS_LOG=str(self.events), FAKE_NCU_RANGE_KERNELS="2"):
+            sub = self.grade(GOOD, verify_timing=False)
+        self.assertEqual(self.profiles(), ["naive,shared", "naive", "shared"])
+        self.assertEqual([self.stage(sub, s).checks["conflict_free"].points for s in ("naive", "shared")], [3, 4])
+
+    def test_a_stage_turned_away_stops_the_shared_profile(self):
+        # shared is TODO: once correctness says so, the (here 60 s) shared profile is called off and
+        # naive is profiled alone; a turned-away stage that hangs there never holds the profiler.
+        with env(FAKE_NCU_EVENTS_LOG=str(self.events), FAKE_NCU_TOGETHER_SECONDS="60"):
+            sub = self.grade({"naive": dict(GOOD["naive"], sleep_s=1.0)}, verify_timing=False)
+        self.assertEqual(self.profiles(), ["naive,shared", "naive"])
+        self.assertLess(sub.labs[0].seconds, 30)
         self.assertEqual(self.stage(sub, "naive").checks["conflict_free"].points, 3)
         c = self.stage(sub, "shared").checks["conflict_free"]
         self.assertEqual((c.status, c.points, c.summary), ("fail", 0, "not implemented"))

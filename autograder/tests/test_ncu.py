@@ -253,6 +253,8 @@ class SeveralStagesTest(unittest.TestCase):
         self.assertIsNone(parse.split_raw_by_stage(self.page(a, a.rstrip() + ' ""<default domain>:gpulab:b:none"" ')))
         self.assertIsNone(parse.split_raw_by_stage(fixture("ncu-raw-clean-synthetic.csv").replace(STACK, "Stack")))
         self.assertIsNone(parse.split_raw_by_stage("==PROF== nothing\n"))
+        # A record over two lines (a range name with a newline in it) is not cut line by line.
+        self.assertIsNone(parse.split_raw_by_stage(self.page(a, '1  ""<default domain>:gpulab:b:x\n"",y"" ')))
 
     def profile(self, tmp: str, **fake: str | None):
         ncu = Path(__file__).resolve().parent / "fakes" / "fake_ncu.py"
@@ -279,6 +281,25 @@ class SeveralStagesTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             _, reports, _ = self.profile(tmp, FAKE_NCU_STAGE_EXCESS="b=96")
             self.assertEqual(sorted(reports), ["a"])
+
+    def test_a_report_the_program_left_as_a_link_is_no_report(self):
+        # The reader would follow it to a file gone with the scratch folder (or anywhere else).
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = Path(tmp) / "ncu"
+            fake.write_text('#!/bin/sh\nfor a in "$@"; do [ "$prev" = --export ] && ln -s /etc/hostname "$a.ncu-rep"; '
+                            'prev=$a; done\necho \'{"results": [{"stage": "a", "status": "pass"}, '
+                            '{"stage": "b", "status": "pass"}]}\'\n')
+            fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+            scratch = Path(tmp) / "scratch"
+            scratch.mkdir()
+            with env(GPULAB_NCU=str(fake)):
+                got = run.profile_stages_conflicts(Path("/bin/true"), ["a", "b"], "1024", Path(tmp) / "work", 30,
+                                                   scratch=scratch)
+                alone = run.profile_stage_conflicts(Path("/bin/true"), "a", "1024", Path(tmp) / "work", 30,
+                                                    scratch=scratch)
+            self.assertIn("ncu wrote no report", got)
+            self.assertIsInstance(alone, report.ConflictReport)
+            self.assertIn("ncu wrote no report", alone.reason)
 
     def test_a_run_without_every_stages_document_is_not_used(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -32,8 +32,10 @@ from gpulab.tools.ncu import run as ncu_run
 
 # The kernel-time profile of the stages at the conflicts size (their markers), in conflicts-times.txt.
 ESCAPES = "kernels outside the stages' ranges (one kernel-time profile)"
-# The one Source Counters profile of several stages, in conflicts-times.txt.
+# The one Source Counters profile of several stages, and its kernel-time profile (the same run) for
+# the escape check, in conflicts-times.txt.
 TOGETHER = "one profile of {stages}"
+ESCAPES_TOGETHER = "kernels outside the ranges of {stages} (the shared profile's run, kernel time)"
 
 
 def run(lr: LabRun) -> None:
@@ -122,26 +124,36 @@ class Ahead:
             with self._lock:
                 # Not for a stage its gate has turned away: its profile is not counted either (a
                 # starter's TODO stages paid 18-24 s for this profile beside other rows, 2026-11-29).
+                # A stage judged from the shared profile has its escape profile already.
                 todo = [sp.id for sp in self.stages
-                        if sp.id in self._results and not self._closing and not self._gate(sp)]
+                        if sp.id in self._results and sp.id not in self._escapes and not self._closing
+                        and not self._gate(sp)]
             if todo:
                 with gpulock.gpu_lock(shared=True):
                     t0 = time.monotonic()
-                    self._escapes = kernel_profiles.profile_conflict_runs(self.lr, todo)
+                    self._escapes.update(kernel_profiles.profile_conflict_runs(self.lr, todo))
                 self._seconds[ESCAPES] = time.monotonic() - t0
         except BaseException as e:  # noqa: BLE001 (re-raised by finish() on the pipeline's thread)
             self._error = e
 
     def _profile_together(self, pending: list[StagePoints]) -> None:
         """One Source Counters profile of the pending stages (tools/ncu/run.py, "several stages in
-        one profile"): each stage it measures conflict-free gets its verdict from it; the others
-        (excess to name by line, no kernel in range, any failure) are profiled alone after it."""
-        ids = [sp.id for sp in pending]
+        one profile"), then one kernel-time profile of the same run (the same stages in the same
+        order, the same argv) for the escape check: a stage that both find honest (0 excess, its
+        runner check passed, no kernel outside its range, as many kernels in its range in both)
+        gets its verdict from them. Every other stage is profiled alone afterwards, as before: one
+        with excess (its lines come from its own source page), and any whose share cannot be
+        trusted. The escape check must see the program the shared profile saw: a stage could act
+        honestly when run alone and move its kernels under another stage's range name only in a
+        run of several stages (its argv says so), where the escape profile sees it."""
         with self._lock:
-            if self._closing:
+            # The gate may have decided since `pending` was read.
+            pending = [sp for sp in pending if not self._gate(sp)]
+            if self._closing or len(pending) < 2:
                 return
             cancel = threading.Event()
             self._together = (pending, cancel)
+        ids = [sp.id for sp in pending]
         with gpulock.gpu_lock(shared=True):
             t0 = time.monotonic()
             self.lr.options.log(f"{self.lr.lab}: bank conflicts of {', '.join(ids)} (ncu, one profile)")
@@ -153,12 +165,31 @@ class Ahead:
             self.lr.options.log(f"{self.lr.lab}: one profile of {', '.join(ids)} not used ({profiled}): "
                                 "each stage profiled alone")
             return
-        with _report_reader(self.lr) as reader:
-            reports = ncu_run.read_stages_conflicts(profiled, **reader)
+        try:
+            with _report_reader(self.lr) as reader:
+                reports = ncu_run.read_stages_conflicts(profiled, **reader)
+        except OSError as e:   # the report vanished or was replaced under the reader: alone, as before
+            self.lr.options.log(f"{self.lr.lab}: one profile of {', '.join(ids)} not read ({e}): each stage profiled alone")
+            return
+        # Only a stage whose own check passed in that run: a failure there may be another stage's
+        # doing in the shared process (a leftover), which its own run would not show.
+        reports = {sid: rep for sid, rep in reports.items() if (profiled.runs.get(sid) or ("",))[0] == "pass"}
+        if not reports:
+            return
+        with self._lock:
+            if self._closing or cancel.is_set():
+                return
+        with gpulock.gpu_lock(shared=True):
+            t0 = time.monotonic()
+            escapes = kernel_profiles.profile_conflict_runs_together(self.lr, ids)
+        self._seconds[ESCAPES_TOGETHER.format(stages=", ".join(ids))] = time.monotonic() - t0
         for sp in pending:
-            if sp.id in reports:
-                self._results[sp.id] = self._readers.submit(_verdict, self.lr, sp.id, sp.conflict_free,
-                                                            reports[sp.id], profiled.runs.get(sp.id))
+            rep, prof = reports.get(sp.id), escapes.get(sp.id)
+            if rep is None or prof is None or not _honest_share(rep, prof):
+                continue
+            self._escapes[sp.id] = prof
+            self._results[sp.id] = self._readers.submit(_verdict, self.lr, sp.id, sp.conflict_free, rep,
+                                                        profiled.runs.get(sp.id))
 
     def decide(self) -> None:
         """Correctness has run: the gates are known. A running profile of a stage its gate turns
@@ -168,7 +199,9 @@ class Ahead:
             for sp in self.stages:
                 if sp.id in self._cancel and self._gate(sp):
                     self._cancel[sp.id].set()
-            if self._together is not None and all(self._gate(sp) for sp in self._together[0]):
+            # A stage of the shared profile turned away: the others are profiled alone instead (a
+            # turned-away stage that hangs at the profile's size must not hold the profiler).
+            if self._together is not None and any(self._gate(sp) for sp in self._together[0]):
                 self._together[1].set()
 
     def finish(self) -> None:
@@ -202,8 +235,10 @@ def _escaped(check: Check, prof: ncu_report.KernelProfile | None, sid: str) -> C
     # The Source Counters profile's own kernels (report.kernels) against the range's kernels in the
     # unfiltered run: fewer means some kernel of the range (inside a nested range of the student's,
     # say) was left out by the filter, whatever ncu's matching rules are. The same program at the
-    # same size and knobs launches the same kernels (a stage's one-time set-up, done by an earlier
-    # stage of the one-process run, can only make the unfiltered count smaller).
+    # same size and knobs launches the same kernels: a stage profiled alone against the runs of
+    # several stages (a stage's one-time set-up, done by an earlier stage of that run, can only make
+    # the unfiltered count smaller), a stage of the shared profile against the same run
+    # (_honest_share).
     profiled = (check.data.get("report") or {}).get("kernels") or []
     short = bool(prof.kernels) and check.status == PASS and len(profiled) < len(prof.kernels)
     if not (prof.escaped or prof.anomaly or short):
@@ -220,6 +255,14 @@ def _escaped(check: Check, prof: ncu_report.KernelProfile | None, sid: str) -> C
                      "your code did not push alone", data=dict(check.data, escaped=prof.escaped, anomaly=prof.anomaly))
 
 
+def _honest_share(rep: ncu_report.ConflictReport, prof: ncu_report.KernelProfile) -> bool:
+    """A stage's share of the shared profile stands when the kernel-time profile of the same run saw
+    its run whole (markers, times, no anomaly), nothing of it outside its range, and as many kernels
+    inside its range as the Source Counters share holds."""
+    return (prof.ms is not None and not prof.why and not prof.escaped and not prof.anomaly
+            and bool(prof.kernels) and len(prof.kernels) == len(rep.kernels))
+
+
 def together(lr: LabRun, ids: list[str], cancel: threading.Event) -> ncu_run.ProfiledStages | str:
     """The stages profiled in one ncu process, in the jail as stage() profiles one; a string says
     why not (then each is profiled alone)."""
@@ -227,8 +270,9 @@ def together(lr: LabRun, ids: list[str], cancel: threading.Event) -> ncu_run.Pro
     assert rubric.conflicts_size is not None
     scratch = lr.sandbox.mkdtemp("gpulab-ncu-")
     try:
-        # One stage's time limit for each stage in the run.
-        timeout = rubric.tool_timeout * len(ids)
+        # One stage's time limit for the run of all: an honest one takes seconds, and a run past it
+        # is profiled stage by stage, each with that limit, as before.
+        timeout = rubric.tool_timeout
         wrapper, why = lr.sandbox.profiler_wrap(lr.runner, scratch, timeout)
         if wrapper is None:
             return why

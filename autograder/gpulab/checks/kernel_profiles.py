@@ -94,6 +94,23 @@ def _reference_measured(lr: LabRun, stage: str, size_arg: str, library_only: boo
     return ref.ms is not None and not ref.anomaly
 
 
+def profile_conflict_runs_together(lr: LabRun, stages: list[str]) -> dict[str, ncu_report.KernelProfile]:
+    """The kernel-time profile of exactly the run the shared Source Counters profile made
+    (checks/conflicts.py: the same stages in the same order, size and knobs, so the same argv),
+    for the escape check of the stages judged from it; never a stage alone in its place: a stage
+    it does not return (an anomaly, an escape into another stage's range) is profiled alone, in
+    both profiles, by the caller."""
+    rubric = lr.rubric
+    if rubric.conflicts_size is None or len(stages) < 2:
+        return {}
+    with _jailed_profiler(lr) as (wrapper, why, scratch):
+        if wrapper is None:
+            return {}
+        return ncu_run.profile_stages_kernel_time(lr.runner, stages, rubric.conflicts_size.arg, scratch,
+                                                  rubric.tool_timeout, wrapper=wrapper, scratch=scratch,
+                                                  env=lr.sandbox.env(scratch), runner_args=rubric.conflicts_args())
+
+
 def profile_conflict_runs(lr: LabRun, stages: list[str]) -> dict[str, ncu_report.KernelProfile]:
     """The stages' kernel-time profiles at the conflicts size and knobs, for the runner's markers:
     the Source Counters profile reads only the kernels inside a stage's NVTX range, so a kernel

@@ -10,7 +10,9 @@ A profile of several stages in one run (--stage A --stage B: checks/conflicts.py
 "profile-start A,B ...", prints a document for every stage (status "pass" unless
 FAKE_NCU_RUN_STATUS; none with FAKE_NCU_TOGETHER_NODOC=1, a runner that crashed) and keeps the stages
 in its report, whose raw page then has one kernel row per stage in that stage's NVTX range, with
-FAKE_NCU_STAGE_EXCESS="A=N,..." excess wavefronts (default 0)."""
+FAKE_NCU_STAGE_EXCESS="A=N,..." excess wavefronts (default 0); FAKE_NCU_TOGETHER_SECONDS: such a
+profile takes that long (with FAKE_NCU_EVENTS_LOG); FAKE_NCU_ESCAPE_TOGETHER=1: FAKE_NCU_ESCAPE applies
+only to kernel-time runs of several stages."""
 import os
 import sys
 
@@ -80,6 +82,8 @@ if "--metrics" in args and "gpu__time_duration.sum" in args:
     escape, _, escape_n = os.environ.get("FAKE_NCU_ESCAPE", "").partition("@")
     if escape_n and ("--n" not in args or args[args.index("--n") + 1] != escape_n):
         escape = ""   # "stage@N": the stage leaves its range only in a run of that --n
+    if os.environ.get("FAKE_NCU_ESCAPE_TOGETHER") and len(stages) < 2:
+        escape = ""   # the stage hides only in a run of several stages (its argv says so)
     escape, _, escape_as = escape.partition(">")
     ms = os.environ.get("FAKE_NCU_KERNEL_MS", "1.0")
     head = ['"ID"', '"Kernel Name"'] + ([] if nostack else
@@ -123,6 +127,8 @@ if "--export" in args:
         with open(os.environ["FAKE_NCU_EVENTS_LOG"], "a") as f:
             f.write(f"profile-start {','.join(profiled)} {time.time()} {os.getpid()}\n")
         time.sleep(float(os.environ.get("FAKE_NCU_PROFILE_SECONDS", "0")))
+        if len(profiled) > 1:
+            time.sleep(float(os.environ.get("FAKE_NCU_TOGETHER_SECONDS", "0")))
     together = len(profiled) > 1
     open(args[args.index("--export") + 1] + ".ncu-rep", "w").write("fake" + ("\n" + ",".join(profiled) if together else ""))
     if (os.environ.get("FAKE_NCU_RUN_STATUS") or together) and not (together and os.environ.get("FAKE_NCU_TOGETHER_NODOC")):

@@ -215,7 +215,7 @@ def split_raw_by_stage(text: str) -> dict[str, str] | None:
     not what it seems, or a stage wore another's name)."""
     head: list[str] = []
     pages: dict[str, list[str]] = {}
-    col = None
+    col, width = None, 0
     for line in _csv_lines(text):
         row = next(csv.reader([line]), [])
         if col is None:
@@ -223,8 +223,11 @@ def split_raw_by_stage(text: str) -> dict[str, str] | None:
                 col = next((i for i, c in enumerate(row) if c.startswith(NVTX_STACK_COLUMN)), None)
                 if col is None:
                     return None
+                width = len(row)
             head.append(line)
             continue
+        if len(row) != width:
+            return None   # a record over several lines (a range name with a newline?): not cut line by line
         if not (row and row[0].strip().isdigit()):
             head.append(line)   # the units row
             continue

@@ -364,7 +364,9 @@ def profile_stage_conflicts(runner: Path, stage: str, size_arg: str, work: Path,
     report_file = rep.with_name(rep.name + ".ncu-rep")
     if scratch is not None and report_file.is_file() and not report_file.is_symlink():
         report_file = Path(shutil.move(report_file, work / report_file.name))
-    if not report_file.is_file():
+    if report_file.is_symlink() or not report_file.is_file():
+        # (A link left where the report should be is the profiled program's, and would point the
+        # reader at a file gone with the scratch folder.)
         last = (out.strip().splitlines() or ["no output"])[-1]
         return ConflictReport.not_run(stage, f"ncu wrote no report ({res.describe_exit()}): {last[:200]}",
                                       f"see {log}")
@@ -492,10 +494,11 @@ def profile_stages_conflicts(runner: Path, stages: list[str], size_arg: str, wor
     if missing:
         return f"the runner did not report {', '.join(missing)} ({res.describe_exit()})"
     report_file = rep.with_name(rep.name + ".ncu-rep")
-    if scratch is not None and report_file.is_file() and not report_file.is_symlink():
-        report_file = Path(shutil.move(report_file, work / report_file.name))
-    if not report_file.is_file():
+    if report_file.is_symlink() or not report_file.is_file():
+        # A link where the report should be was made by the profiled program, not by ncu.
         return f"ncu wrote no report ({res.describe_exit()})"
+    if scratch is not None:
+        report_file = Path(shutil.move(report_file, work / report_file.name))
     runs = {sid: (str(row.get("status", "")), str(row.get("message", ""))) for sid, row in rows.items() if row}
     return ProfiledStages(list(stages), report_file, work, log, timeout, ncu, runs)
 
