@@ -42,6 +42,12 @@ timed() {  # NAME LABEL ARGS...: one way into $out/NAME in a fresh workspace; it
   secs "$t0" >"$out/$name.s"
   echo "throughput: $label: exit $rc in $(cat "$out/$name.s") s"
   grep -h "host CPUs:" "$out/$name.log" | sed "s/^/throughput: $label: /"   # how busy the batch kept the cores
+  # How the bank-conflict profiles went (checks/conflicts.py): rows whose stages shared one profile,
+  # and stages profiled alone in a row that had a shared profile (excess, or a share not confirmed).
+  local times=("$out/$name"/*/logs/*/conflicts-times.txt) shared alone
+  shared=$(grep -l "one profile of" "${times[@]}" 2>/dev/null | wc -l)
+  alone=$(grep -l "one profile of" "${times[@]}" 2>/dev/null | xargs -r grep -hvE "one profile of|kernels outside|^ncu per stage|not counted" | grep -c .)
+  echo "throughput: $label: conflicts: $shared row(s) with a shared profile, $alone stage profile(s) alone beside one"
   args+=(--way "$name=$label=$(cat "$out/$name.s")")
 }
 [[ $ways == *" default "* ]] && timed default "default (no flag)"
