@@ -433,7 +433,7 @@ def read_conflicts(profiled: ProfiledStage, import_wrapper: list[str] | None = N
 # Each ncu process costs ~2.5 s before its first kernel (the target's start and CUDA context under
 # the profiler), and a GPU profiles one process at a time (gpulock.profiler_lock): in a batch the
 # grades queue on that lock. One profile of reduction's three conflict-free stages took 3.8 s
-# against 2.6 + 2.8 + 2.6 s for three (H200, 2026-12-01, issue 31). The raw page gives each kernel's
+# against 2.6 + 2.8 + 2.6 s for three (H200, 2026-12-01). The raw page gives each kernel's
 # excess and its NVTX range, so each stage's total is exact; the source page, which names the
 # lines, is not cut by stage, so a stage with excess is profiled again alone for its lines.
 
