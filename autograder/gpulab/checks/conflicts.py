@@ -13,7 +13,6 @@ and its profile, if one is still running then, is cancelled.
 from __future__ import annotations
 
 import contextlib
-import shutil
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -268,19 +267,15 @@ def together(lr: LabRun, ids: list[str], cancel: threading.Event) -> ncu_run.Pro
     why not (then each is profiled alone)."""
     rubric = lr.rubric
     assert rubric.conflicts_size is not None
-    scratch = lr.sandbox.mkdtemp("gpulab-ncu-")
-    try:
-        # One stage's time limit for the run of all: an honest one takes seconds, and a run past it
-        # is profiled stage by stage, each with that limit, as before.
-        timeout = rubric.tool_timeout
-        wrapper, why = lr.sandbox.profiler_wrap(lr.runner, scratch, timeout)
+    with kernel_profiles.jailed_profiler(lr) as (wrapper, why, scratch):
         if wrapper is None:
             return why
-        return ncu_run.profile_stages_conflicts(lr.runner, ids, rubric.conflicts_size.arg, lr.logs, timeout,
-                                                wrapper=wrapper, scratch=scratch, runner_args=rubric.conflicts_args(),
-                                                env=lr.sandbox.env(scratch), cancel=cancel)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        # One stage's time limit for the run of all: an honest one takes seconds, and a run past it
+        # is profiled stage by stage, each with that limit, as before.
+        return ncu_run.profile_stages_conflicts(lr.runner, ids, rubric.conflicts_size.arg, lr.logs,
+                                                rubric.tool_timeout, wrapper=wrapper, scratch=scratch,
+                                                runner_args=rubric.conflicts_args(), env=lr.sandbox.env(scratch),
+                                                cancel=cancel)
 
 
 @contextlib.contextmanager
@@ -304,20 +299,14 @@ def stage(lr: LabRun, sp: StagePoints, readers: ThreadPoolExecutor, cancel: thre
     sid, pts = sp.id, sp.conflict_free
     rubric = lr.rubric
     assert rubric.conflicts_size is not None
-    # ncu and its target run in the jail (as the sandbox user where the driver allows it,
-    # else as a root that can change nothing), with its files in a private folder.
-    scratch = lr.sandbox.mkdtemp("gpulab-ncu-")
-    try:
-        wrapper, why = lr.sandbox.profiler_wrap(lr.runner, scratch, rubric.tool_timeout)
+    with kernel_profiles.jailed_profiler(lr) as (wrapper, why, scratch):
         if wrapper is None:
             profiled = ncu_report.ConflictReport.not_run(sid, why, SANDBOX_FIX)
         else:
             profiled = ncu_run.profile_stage_conflicts(lr.runner, sid, rubric.conflicts_size.arg, lr.logs,
-                                                   rubric.tool_timeout, wrapper=wrapper, scratch=scratch,
-                                                   runner_args=rubric.conflicts_args(),
-                                                   env=lr.sandbox.env(scratch), cancel=cancel)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+                                                       rubric.tool_timeout, wrapper=wrapper, scratch=scratch,
+                                                       runner_args=rubric.conflicts_args(),
+                                                       env=lr.sandbox.env(scratch), cancel=cancel)
     return readers.submit(_verdict, lr, sid, pts, profiled)
 
 

@@ -19,9 +19,10 @@ from gpulab.tools.ncu import run as ncu_run
 
 
 @contextlib.contextmanager
-def _jailed_profiler(lr: LabRun) -> Iterator[tuple[list[str] | None, str, Path]]:
+def jailed_profiler(lr: LabRun) -> Iterator[tuple[list[str] | None, str, Path]]:
     """(the jail's ncu wrapper or None, why not, a private scratch folder) for one profiled run
-    of the student's runner; the folder is removed afterwards."""
+    of the student's runner (ncu and its target in the jail, as the sandbox user where the driver
+    allows it, else as a root that can change nothing); the folder is removed afterwards."""
     scratch = lr.sandbox.mkdtemp("gpulab-ncu-")
     try:
         wrapper, why = lr.sandbox.profiler_wrap(lr.runner, scratch, lr.rubric.tool_timeout)
@@ -39,7 +40,7 @@ def profile_stages(lr: LabRun, stages: list[str], size_arg: str, library_only: b
     todo = [s for s in stages if _key(lr, s, size_arg, library_only) is None]
     if len(todo) < 2:
         return
-    with _jailed_profiler(lr) as (wrapper, _, scratch):
+    with jailed_profiler(lr) as (wrapper, _, scratch):
         if wrapper is not None:
             found = ncu_run.profile_stages_kernel_time(
                 lr.runner, todo, size_arg, scratch, lr.rubric.tool_timeout * len(todo), wrapper=wrapper,
@@ -66,7 +67,7 @@ def profile(lr: LabRun, stage: str, size_arg: str, library_only: bool = False) -
     key = _key(lr, stage, size_arg, library_only)
     if key is not None:
         return lr.profiles[key]
-    with _jailed_profiler(lr) as (wrapper, why, scratch):
+    with jailed_profiler(lr) as (wrapper, why, scratch):
         prof = (ncu_report.KernelProfile(None, why) if wrapper is None else
                 ncu_run.profile_kernel_time(lr.runner, stage, size_arg, scratch, lr.rubric.tool_timeout, wrapper=wrapper,
                                             scratch=scratch, env=lr.sandbox.env(scratch), library_only=library_only))
@@ -103,7 +104,7 @@ def profile_conflict_runs_together(lr: LabRun, stages: list[str]) -> dict[str, n
     rubric = lr.rubric
     if rubric.conflicts_size is None or len(stages) < 2:
         return {}
-    with _jailed_profiler(lr) as (wrapper, why, scratch):
+    with jailed_profiler(lr) as (wrapper, why, scratch):
         if wrapper is None:
             return {}
         return ncu_run.profile_stages_kernel_time(lr.runner, stages, rubric.conflicts_size.arg, scratch,
@@ -121,7 +122,7 @@ def profile_conflict_runs(lr: LabRun, stages: list[str]) -> dict[str, ncu_report
     if rubric.conflicts_size is None or not stages:
         return {}
     size, args = rubric.conflicts_size.arg, rubric.conflicts_args()
-    with _jailed_profiler(lr) as (wrapper, why, scratch):
+    with jailed_profiler(lr) as (wrapper, why, scratch):
         if wrapper is None:
             return {s: ncu_report.KernelProfile(None, why) for s in stages}
         common = dict(wrapper=wrapper, scratch=scratch, env=lr.sandbox.env(scratch), runner_args=args)

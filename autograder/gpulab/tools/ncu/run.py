@@ -381,6 +381,17 @@ _CONFLICT_PAGES = (("raw", ["--page", "raw", "--csv"]),
                    ("details", ["--page", "details", "--csv"]))
 
 
+def _readable(report_file: Path, import_dir: Path | None) -> Path:
+    """The report as the jailed reader reads it: a copy in `import_dir` (a folder the sandbox user
+    can read), else the file itself."""
+    if import_dir is None:
+        return report_file
+    readable = import_dir / report_file.name
+    shutil.copyfile(report_file, readable)
+    readable.chmod(0o644)
+    return readable
+
+
 def read_conflicts(profiled: ProfiledStage, import_wrapper: list[str] | None = None,
                    import_env: dict[str, str] | None = None, import_dir: Path | None = None) -> ConflictReport:
     """The CPU half: the report's pages read back and the verdict built.
@@ -393,11 +404,7 @@ def read_conflicts(profiled: ProfiledStage, import_wrapper: list[str] | None = N
     them in page order.
     """
     ncu, stage, work, log, timeout = profiled.ncu, profiled.stage, profiled.work, profiled.log, profiled.timeout
-    readable = profiled.report_file
-    if import_dir is not None:
-        readable = import_dir / readable.name
-        shutil.copyfile(profiled.report_file, readable)
-        readable.chmod(0o644)
+    readable = _readable(profiled.report_file, import_dir)
 
     def page(tag: str, args: list[str]) -> proc.Result:
         return _run_ncu(ncu, ["--import", str(readable)] + args, timeout, None, f"{tag} page", import_wrapper,
@@ -510,11 +517,7 @@ def read_stages_conflicts(profiled: ProfiledStages, import_wrapper: list[str] | 
     by range. A stage gets its report here only when that report is final: measured with 0 excess.
     A stage with excess (its lines come from its own profile's source page), without kernels in its
     range, or any page that cannot be cut, is left out: the caller profiles it alone."""
-    readable = profiled.report_file
-    if import_dir is not None:
-        readable = import_dir / readable.name
-        shutil.copyfile(profiled.report_file, readable)
-        readable.chmod(0o644)
+    readable = _readable(profiled.report_file, import_dir)
     res = _run_ncu(profiled.ncu, ["--import", str(readable), "--page", "raw", "--csv"], profiled.timeout, None,
                    "raw page", import_wrapper, env=import_env)
     _log_result(profiled.log, res, import_wrapper, "raw page")
