@@ -151,6 +151,16 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
+def exported_bytes(src: Path) -> bytes:
+    """What export_file writes for src (solution blocks stubbed), without writing it."""
+    text = _read_text(src)
+    if text is not None:
+        new, _ = exported_text(text, str(src))
+        if new != text:
+            return new.encode("utf-8")
+    return src.read_bytes()
+
+
 def export_file(src: Path, dst: Path, release: bool = False) -> int:
     """Copies one file, stripping solution blocks (and a deck's answer slides) from text files;
     returns the number of solution blocks."""

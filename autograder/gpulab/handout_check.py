@@ -40,12 +40,11 @@ def solution_leaks(course_src: Path, out: Path, student_files: dict[str, list[st
             wanted |= {ln for ln in leaks.telling_lines(leaks.read_text(p))
                        if not leaks.is_boilerplate(ln) and not MARKDOWN_RULER.match(ln)}
     students = {PurePosixPath("labs", lab, f) for lab, files in student_files.items() for f in files}
-    shared = []
-    for p in sorted(out.rglob("*")):
-        rel = PurePosixPath(p.relative_to(out).as_posix())
-        if p.suffix in CODE_SUFFIXES and p.is_file() and not p.is_symlink() and rel not in students:
-            shared.append(leaks.read_text(p))
-    harness = "\n".join(shared)
+    shared = [p for p in sorted(out.rglob("*")) if p.suffix in CODE_SUFFIXES and p.is_file() and not p.is_symlink()
+              and PurePosixPath(p.relative_to(out).as_posix()) not in students]
+    harness = leaks.lines_holding(wanted, shared)
+    if harness is None:
+        harness = "\n".join(leaks.read_text(p) for p in shared)
     return leaks.find({w for w in wanted if w not in harness}, out)
 
 

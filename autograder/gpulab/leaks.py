@@ -10,7 +10,10 @@ line found as a substring of an output file (also in its JSON-escaped spelling, 
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import tempfile
 from pathlib import Path
 from typing import Iterable
 
@@ -44,17 +47,55 @@ def read_text(path: Path) -> str:
     return path.read_bytes().decode("utf-8", errors="replace")
 
 
+def spellings(line: str) -> set[str]:
+    """How a line can appear in an output file: as written, and JSON-escaped (results.json)."""
+    return {line, json.dumps(line)[1:-1]}
+
+
+def _grep(option: str, patterns: Iterable[str], files: list[Path]) -> bytes | None:
+    """GNU grep over `files` for every fixed-string pattern at once (one pass a file: thousands of
+    reference lines against megabytes of runners took minutes as one Python search a line); its
+    output, or None when it could not run (the callers then search in Python)."""
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt") as f:
+        f.write("".join(p + "\n" for p in sorted(set(patterns)) if p and "\n" not in p))
+        f.flush()
+        try:
+            res = subprocess.run(["grep", "-F", "-a", option, "-f", f.name, "--", *map(str, files)],
+                                 capture_output=True, env=dict(os.environ, LC_ALL="C"), timeout=600)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    return res.stdout if res.returncode in (0, 1) else None
+
+
+def lines_holding(patterns: Iterable[str], files: list[Path]) -> str | None:
+    """The lines of `files` that hold one of `patterns` (none with a line break), joined: a
+    pattern is in a file exactly when it is in these lines. None when grep could not run."""
+    out = _grep("-h", patterns, files) if files else b""
+    return None if out is None else out.decode("utf-8", errors="replace")
+
+
+def files_holding(patterns: Iterable[str], files: list[Path]) -> list[Path]:
+    """The files (in order) that hold one of `patterns`; all of them when grep could not run."""
+    out = _grep("-lZ", patterns, files) if files else b""
+    if out is None:
+        return files
+    named = {os.fsdecode(n) for n in out.split(b"\0") if n}
+    return [f for f in files if str(f) in named]
+
+
 def find(wanted: Iterable[str], root: Path, skip: Iterable[Path] = ()) -> list[str]:
     """'<file>: <line>' for every wanted line found in a regular file under `root` (links are not
     followed; folders in `skip` are not searched)."""
     wanted = sorted(set(wanted))
     skip = [p.resolve() for p in skip]
+    files = [f for f in sorted(root.rglob("*"))
+             if not f.is_symlink() and f.is_file() and not any(s == f or s in f.parents for s in skip)]
+    # Only the files that grep finds one of the lines in are searched line by line (to name each).
+    held = files_holding({s for w in wanted for s in spellings(w)}, files) if wanted else []
     found = []
-    for f in sorted(root.rglob("*")):
-        if f.is_symlink() or not f.is_file() or any(s == f or s in f.parents for s in skip):
-            continue
+    for f in held:
         text = read_text(f)
         for w in wanted:
-            if w in text or json.dumps(w)[1:-1] in text:
+            if any(s in text for s in spellings(w)):
                 found.append(f"{f.relative_to(root)}: {w[:60]!r}")
     return found

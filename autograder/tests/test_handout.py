@@ -134,6 +134,19 @@ class LeakCheckTest(TempDir, unittest.TestCase):
         (self.out / "labs/scan/scan.cu").write_text(self.SOLUTION)
         self.assertEqual([f.split(":")[0] for f in self.leaks()], ["labs/scan/scan.cu"])
 
+    def test_a_line_inside_a_binary_is_a_leak(self):
+        runner = self.out / "reference/gpulab-scan-reference"
+        runner.parent.mkdir(parents=True)
+        runner.write_bytes(b"\x7fELF\x00\x01" + b"tree[tree_slot<kPadded>(right)] += tree[tree_slot<kPadded>(left)];" + b"\x00\xff")
+        self.assertEqual([f.split(":")[0] for f in self.leaks()], ["reference/gpulab-scan-reference"])
+
+    def test_without_grep_the_search_decides_the_same(self):
+        (self.out / "labs/scan/scan.cu").write_text(self.SOLUTION)
+        with_grep = self.leaks()
+        with mock.patch("gpulab.leaks.subprocess.run", side_effect=OSError("no grep")):
+            self.assertEqual(self.leaks(), with_grep)
+        self.assertEqual(len(with_grep), 1)
+
     def test_the_real_course_exports_no_solution_line(self):
         dest = self.tmp / "handout"
         handout.export(REPO, dest)
@@ -194,6 +207,51 @@ class ShippedReferenceTest(TempDir, unittest.TestCase):
         from gpulab.workspace import shipped_reference
         with self.assertRaisesRegex(GpulabError, "was not built"):
             shipped_reference.ship({"scan": self.tmp / "nope"}, self.tmp / "out", "90")
+
+
+class ReferenceTreeLinksTest(TempDir, unittest.TestCase):
+    """The reference tree links the calling build's common library and harness objects only when
+    that build compiled them for the same architectures in a plain Release build."""
+
+    def setUp(self):
+        super().setUp()
+        self.calling, self.src = self.tmp / "build", self.tmp / "course"
+        (self.calling / "common").mkdir(parents=True)
+        (self.calling / "common" / "libgpulab_common.a").write_bytes(b"!<arch>\n")
+        for lab in ("scan", "reduction"):
+            (self.calling / "labs" / lab).mkdir(parents=True)
+            (self.calling / "labs" / lab / "harness-objects.txt").write_text(f"/objs/{lab}-lab.cu.o\n")
+        self.src.mkdir()
+        self.cache = {"CMAKE_CUDA_ARCHITECTURES": "90", "CMAKE_BUILD_TYPE": "Release",
+                      "CMAKE_HOME_DIRECTORY": str(self.src)}
+        self.tree = self.calling / "handout-reference"
+
+    def args(self, archs="90", built=True, **cache):
+        from gpulab.workspace import shipped_reference
+        with mock.patch.object(shipped_reference, "build_calling_target",
+                               return_value=proc.Result([], 0 if built else 1, "", "", 0.0)) as target:
+            args = shipped_reference._linked_from_calling_build(self.src, self.calling, dict(self.cache, **cache),
+                                                                 self.tree, ["scan", "reduction"], archs)
+        self.targets = target.call_args.args[1] if target.called else None
+        return args
+
+    def test_the_same_architectures_link_what_the_calling_build_compiled(self):
+        args = self.args()
+        self.assertEqual(args, [f"-DGPULAB_PREBUILT_COMMON={self.calling}/common/libgpulab_common.a",
+                                f"-DGPULAB_PREBUILT_HARNESS={self.tree}/prebuilt"])
+        self.assertEqual(self.targets, ["gpulab_common", "scan-harness", "reduction-harness"])
+        self.assertEqual((self.tree / "prebuilt" / "scan" / "objects.txt").read_text(), "/objs/scan-lab.cu.o\n")
+
+    def test_otherwise_everything_is_compiled_in_the_tree(self):
+        here = ["-DGPULAB_PREBUILT_COMMON=", "-DGPULAB_PREBUILT_HARNESS="]
+        self.assertEqual(self.args(archs="75-real;80-real;86-real;89-real;90"), here)
+        self.assertEqual(self.args(CMAKE_BUILD_TYPE="Debug"), here)
+        self.assertEqual(self.args(CMAKE_CUDA_FLAGS="-G"), here)
+        self.assertEqual(self.args(GPULAB_DEVICE_DEBUG="ON"), here)
+        self.assertEqual(self.args(CMAKE_HOME_DIRECTORY=str(self.tmp / "another-course")), here)
+        self.assertEqual(self.args(built=False), here)
+        (self.calling / "labs" / "reduction" / "harness-objects.txt").unlink()
+        self.assertEqual(self.args(), here)
 
 
 class CtestVerdictTest(unittest.TestCase):

@@ -10,12 +10,14 @@ import sys
 import threading
 import time
 import unittest
+from unittest import mock
 from pathlib import Path
 
 from gpulab.workspace import stamp as slot_stamp
 from gpulab.checks.options import Options
 from gpulab.grading.pipeline import Grader
-from gpulab.workspace.slots import Workspace
+from gpulab import proc
+from gpulab.workspace.slots import COMPILED, Slot, Workspace
 from tests.helpers import REFERENCE, TempDir, env, fake_cmake_on_path, fake_tools_env, make_course, submission_dir
 
 AUTOGRADER = Path(__file__).resolve().parents[1]
@@ -329,3 +331,98 @@ class SeedPlatformTest(TempDir, unittest.TestCase):
         res = configure(self.src, self.tmp / "fresh", [], self.calling, cache, 300)
         self.assertTrue(res.ok, res.stdout + res.stderr)
         self.assertIn("The CXX compiler identification", res.stdout)
+
+
+class PlaceTest(TempDir, unittest.TestCase):
+    """A slot writes only the student files whose bytes differ from what it compiled (Slot.place),
+    so ninja recompiles only those; a file it cannot vouch for is written again and its object
+    removed, and no other lab's files are a previous student's while a build runs."""
+
+    def setUp(self):
+        super().setUp()
+        self.course_src = self.tmp / "course"
+        for lab, files in {"lab1": {"a.cu": "int a() {\n  // BEGIN SOLUTION stub: return 0;\n  return 42;\n  // END SOLUTION\n}\n",
+                                    "b.cu": "int b() { return 1; }\n"},
+                           "lab2": {"c.cu": "int c() { return 2; }\n"}}.items():
+            folder = self.course_src / "labs" / lab
+            folder.mkdir(parents=True)
+            for name, text in files.items():
+                (folder / name).write_text(text)
+            (folder / "rubric.toml").write_text(f'lab = "{lab}"\nstudent_files = {json.dumps(sorted(files))}\n'
+                                                '[[stage]]\nid = "cpu"\ncorrectness = 1\n')
+        self.slot = Slot(self.course_src, self.tmp / "slot-0", {})
+        self.files = ["a.cu", "b.cu"]
+
+    def held(self, f: str, lab: str = "lab1") -> Path:
+        return self.slot.src / "labs" / lab / f
+
+    def obj(self, f: str, lab: str = "lab1") -> Path:
+        return self.slot.build / "labs" / lab / "CMakeFiles" / f"{lab}-student.dir" / f"{f}.o"
+
+    def build(self, contents: dict, ok: bool = True):
+        """build_student with a stand-in for cmake: it 'compiles' each of the lab's missing
+        objects (or fails after writing them, as a killed compiler may)."""
+        def run(cmd, timeout=None):
+            for f in self.files:
+                self.obj(f).parent.mkdir(parents=True, exist_ok=True)
+                if not self.obj(f).exists():
+                    self.obj(f).write_bytes(self.held(f).read_bytes())
+            if ok:
+                (self.slot.build / "labs" / "lab1" / "gpulab-lab1-student").write_bytes(b"runner")
+            return proc.Result(cmd, 0 if ok else 1, "", "" if ok else "error: nope", 0.1)
+        return self.slot.build_student("lab1", self.files, contents, self.tmp / "bin", run=run)
+
+    def test_only_files_whose_bytes_differ_are_written(self):
+        self.assertTrue(self.build({"a.cu": b"int a() { return 7; }\n"}).ok)
+        old = {f: self.held(f).stat().st_mtime_ns for f in self.files}
+        time.sleep(0.01)
+        self.assertEqual(self.slot.place("lab1", self.files, {"a.cu": b"int a() { return 7; }\n"}), [])
+        self.assertEqual({f: self.held(f).stat().st_mtime_ns for f in self.files}, old)
+        self.assertEqual(self.slot.place("lab1", self.files, {"a.cu": b"int a() { return 8; }\n"}), ["a.cu"])
+        self.assertFalse(self.obj("a.cu").exists())
+        self.assertTrue(self.obj("b.cu").exists())
+
+    def test_a_file_the_submission_lacks_is_the_handouts_with_its_own_object(self):
+        # A second student who leaves b.cu out links the starter's b.cu, never the first's.
+        self.assertTrue(self.build({"a.cu": b"int a() { return 7; }\n", "b.cu": b"int b() { return 9; }\n"}).ok)
+        self.assertTrue(self.build({"a.cu": b"int a() { return 8; }\n"}).ok)
+        self.assertEqual(self.held("b.cu").read_text(), "int b() { return 1; }\n")
+        self.assertEqual(self.obj("b.cu").read_text(), "int b() { return 1; }\n")
+        self.assertTrue(self.build({}).ok)
+        self.assertEqual(self.held("a.cu").read_text(), "int a() {\n  return 0;\n}\n")
+        self.assertEqual(self.obj("a.cu").read_text(), "int a() {\n  return 0;\n}\n")
+
+    def test_an_object_the_slot_did_not_record_is_compiled_again(self):
+        # The same bytes with an object newer than them (a copy keeps its original's time): not proof.
+        self.slot.place("lab1", self.files, {})
+        self.obj("b.cu").parent.mkdir(parents=True)
+        self.obj("b.cu").write_bytes(b"another student's b")
+        self.assertEqual(self.slot.place("lab1", self.files, {}), ["b.cu"])
+        self.assertFalse(self.obj("b.cu").exists())
+
+    def test_after_a_failed_build_the_next_compiles_the_labs_files_again(self):
+        self.assertFalse(self.build({"a.cu": b"int a() { return 7; }\n"}, ok=False).ok)
+        self.assertEqual(self.slot.place("lab1", self.files, {"a.cu": b"int a() { return 7; }\n"}), self.files)
+        self.assertEqual([self.obj(f).exists() for f in self.files], [False, False])
+
+    def test_a_file_made_a_link_is_replaced(self):
+        self.assertTrue(self.build({}).ok)
+        target = self.tmp / "elsewhere.cu"
+        target.write_text("int b() { return 1; }\n")
+        self.held("b.cu").unlink()
+        self.held("b.cu").symlink_to(target)
+        self.assertEqual(self.slot.place("lab1", self.files, {}), ["b.cu"])
+        self.assertFalse(self.held("b.cu").is_symlink())
+
+    def test_no_other_labs_student_code_is_in_the_slot_while_a_build_runs(self):
+        self.slot.place("lab2", ["c.cu"], {"c.cu": b"int c() { return 99; }  // another student's\n"})
+        self.assertTrue(self.build({"a.cu": b"int a() { return 7; }\n"}).ok)
+        self.assertEqual(self.held("c.cu", "lab2").read_text(), "int c() { return 2; }\n")
+
+    def test_a_new_course_takes_no_student_object_as_it_is(self):
+        self.assertTrue(self.build({}).ok)
+        self.assertTrue((self.slot.root / COMPILED).is_file())
+        with mock.patch.object(slot_stamp, "check", return_value=slot_stamp.Verdict(False, "")), \
+             mock.patch("gpulab.workspace.slots.configure", return_value=proc.Result([], 0, "", "", 0.0)):
+            self.slot.prepare("another fingerprint")
+        self.assertEqual(self.slot.place("lab1", self.files, {}), self.files)

@@ -312,7 +312,14 @@ def main() -> int:
         exp = item[1].get("expect", {})
         return bool(exp.get("no_writes") or exp.get("unchanged"))
 
-    rows = run_classes(items, args.jobs, exclusive, lambda item: grade_class(course, gpu, args, out, *item))
+    # Graded grouped by base and edited file (rows keep the spec's order): a slot recompiles only
+    # the student files that differ from the previous build's (Slot.place), so neighbours that
+    # share a base and file compile one file.
+    order = sorted(range(len(items)), key=lambda i: (items[i][0], items[i][1].get("base", "reference"),
+                                                      items[i][1].get("file", "")))
+    graded = run_classes([items[i] for i in order], args.jobs, exclusive,
+                         lambda item: grade_class(course, gpu, args, out, *item))
+    rows = [row for _, row in sorted(zip(order, graded))]
     failures = sum(r[-1] in ("BROKEN", "MISMATCH") for r in rows)
     ran = sum(r[-1] != "skip" for r in rows)
     print()

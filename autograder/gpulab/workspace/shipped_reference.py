@@ -4,7 +4,8 @@ performance against the reference on the student's own GPU (as CS149 ships refer
 The instructor's `gpulab handout` builds `gpulab-<lab>-reference` in its own build tree
 (<build>/handout-reference) from the course with solutions/: SASS for the common architectures the
 installed nvcc supports (COMMON_ARCHS) and PTX for the newest of them (the driver compiles it for
-a newer GPU), without -lineinfo (GPULAB_LINEINFO=OFF: no source line tables in the device code),
+a newer GPU), without -lineinfo (GPULAB_LINEINFO=OFF: no source line tables in the reference's
+device code; see _linked_from_calling_build for the harness objects it may link),
 and copies each runner, stripped of host symbols, to `reference/` in the export. No source
 travels: the export's leak check (handout_check.solution_leaks) searches these binaries too.
 
@@ -24,7 +25,8 @@ from pathlib import Path
 from gpulab import proc
 from gpulab.errors import EXIT_FAILED, GpulabError
 from gpulab.paths import read_cmake_cache
-from gpulab.workspace.calling_build import configure_args, trim_compiler_output
+from gpulab.workspace.calling_build import build_calling_target, configure_args, trim_compiler_output
+from gpulab.workspace.slots import HARNESS_KEY, HARNESS_LIST, PREBUILT_KEY, prebuilt_candidate
 
 FOLDER = "reference"
 # Volta to Hopper: the GPUs students have (sm_70 was dropped by CUDA 13; only those nvcc lists are
@@ -65,6 +67,7 @@ def build(course_src: Path, calling_build: Path, labs: list[str], archs: str) ->
     cache = read_cmake_cache(calling_build)
     tree = calling_build / "handout-reference"
     args = [a for a in configure_args(cache) if not a.startswith(("-DCMAKE_CUDA_ARCHITECTURES=", "-DCMAKE_BUILD_TYPE="))]
+    args += _linked_from_calling_build(course_src, calling_build, cache, tree, labs, archs)
     steps = [["cmake", "-S", str(course_src), "-B", str(tree), *args, f"-DCMAKE_CUDA_ARCHITECTURES={archs}",
               "-DCMAKE_BUILD_TYPE=Release", "-DGPULAB_LINEINFO=OFF"],
              ["cmake", "--build", str(tree), "--target", *[f"gpulab-{lab}-reference" for lab in labs]]]
@@ -74,6 +77,31 @@ def build(course_src: Path, calling_build: Path, labs: list[str], archs: str) ->
             raise GpulabError("gpulab handout: the shipped reference runners did not build "
                               f"({res.describe_exit()}):\n{trim_compiler_output(res.stdout + res.stderr)}", EXIT_FAILED)
     return {lab: tree / "labs" / lab / f"gpulab-{lab}-reference" for lab in labs}
+
+
+def _linked_from_calling_build(course_src: Path, calling_build: Path, cache: dict[str, str], tree: Path,
+                               labs: list[str], archs: str) -> list[str]:
+    """The -D options that make the reference tree link the calling build's common library and
+    the labs' harness objects instead of compiling them (as a grading slot does, slots.py), when
+    that build compiled them for exactly these architectures in a Release build with no other
+    flags (slots.prebuilt_candidate): then only solutions/ is compiled here, without line info.
+    Those objects keep their line tables, which name only common/ and the harness, the files every
+    student has. Otherwise (the usual `--reference-archs`, several architectures) the options
+    that say 'compile them here', so that a previous run's choice does not outlive it."""
+    here = [f"-D{PREBUILT_KEY}=", f"-D{HARNESS_KEY}="]
+    if archs != cache.get("CMAKE_CUDA_ARCHITECTURES") or cache.get("CMAKE_BUILD_TYPE") != "Release":
+        return here
+    lib = prebuilt_candidate(calling_build, cache, course_src)
+    lists = {lab: calling_build / "labs" / lab / HARNESS_LIST for lab in labs}
+    if lib is None or not all(p.is_file() for p in lists.values()):
+        return here
+    if not build_calling_target(calling_build, ["gpulab_common", *[f"{lab}-harness" for lab in labs]]).ok:
+        return here
+    folder = tree / "prebuilt"
+    for lab, listing in lists.items():
+        (folder / lab).mkdir(parents=True, exist_ok=True)
+        (folder / lab / "objects.txt").write_text(listing.read_text())
+    return [f"-D{PREBUILT_KEY}={lib}", f"-D{HARNESS_KEY}={folder}"]
 
 
 def ship(runners: dict[str, Path], out: Path, archs: str) -> list[Path]:

@@ -8,6 +8,8 @@ Several slots (one per parallel build) live side by side under the work director
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import threading
@@ -36,6 +38,8 @@ PREBUILT_KEY = "GPULAB_PREBUILT_COMMON"   # common/CMakeLists.txt
 COMMON_ARCHIVE = Path("common") / "libgpulab_common.a"
 HARNESS_KEY = "GPULAB_PREBUILT_HARNESS"   # common/cmake/GpulabLab.cmake
 HARNESS_LIST = "harness-objects.txt"      # <build>/labs/<lab>/: the lab's harness objects, a path a line
+SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx")   # a student file with an object of its own
+COMPILED = "compiled.json"                # <slot>/: what each student object was compiled from (Slot.place)
 
 
 def prebuilt_candidate(calling_build: Path | None, cache: dict[str, str], course_src: Path) -> Path | None:
@@ -81,6 +85,7 @@ class Slot:
         self.calling_build = calling_build
         self.note = ""   # why this slot had to be rebuilt from scratch (goes into the grade's notes)
         self._protected: set[str] | None = None
+        self._labs: dict[str, list[str]] | None = None
 
     def prepare(self, fingerprint: str) -> None:
         """Exports the handout and configures it, unless this slot already holds this exact course
@@ -100,6 +105,7 @@ class Slot:
             shutil.rmtree(self.src)
         self.root.mkdir(parents=True, exist_ok=True)
         slot_stamp.clear(self.root)   # a half-made slot must not pass for a finished one
+        (self.root / COMPILED).unlink(missing_ok=True)   # a new course: no student object is taken as is
         handout.export(self.course_src, self.src)
         if calling_lib is not None and not self._take_prebuilt(calling_lib, copied):
             args = self._configure_args(None)
@@ -182,21 +188,63 @@ class Slot:
         here = self.build / COMMON_ARCHIVE
         return here if here.is_file() else self.prebuilt / COMMON_ARCHIVE.name
 
-    def restore(self, lab: str, files: list[str]) -> None:
-        """Puts the handout's version of a lab's student files back."""
-        for f in files:
-            dst = self.src / "labs" / lab / f
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            handout.export_file(self.course_src / "labs" / lab / f, dst)
+    def _student_files_by_lab(self) -> dict[str, list[str]]:
+        """{lab: its student files} for every lab of the course with a readable rubric."""
+        if self._labs is None:
+            self._labs = {}
+            for rubric in sorted(self.course_src.glob("labs/*/rubric.toml")):
+                try:
+                    self._labs[rubric.parent.name] = list(load_rubric(rubric).student_files)
+                except GpulabError:
+                    continue
+        return self._labs
 
-    def overlay(self, lab: str, contents: dict[str, bytes]) -> None:
-        """Writes the submission's files (only allowed ones: the caller checked the names)."""
-        for f, data in contents.items():
+    def _compiled(self) -> dict[str, str]:
+        """{"<lab>/<file>": sha256 of the bytes its object was compiled from}, for the student
+        objects of builds seen to succeed (COMPILED); {} when unreadable."""
+        try:
+            data = json.loads((self.root / COMPILED).read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _record_compiled(self, compiled: dict[str, str]) -> None:
+        tmp = self.root / (COMPILED + ".tmp")
+        tmp.write_text(json.dumps(compiled, sort_keys=True))
+        os.replace(tmp, self.root / COMPILED)
+
+    def place(self, lab: str, student_files: list[str], contents: dict[str, bytes]) -> list[str]:
+        """Makes the slot's student files of `lab` the submission's (the handout's where it has
+        none). A file is left alone when it already holds those bytes and either COMPILED says
+        its object was compiled from them or it has no object yet: then ninja recompiles only
+        what changed. Every other file is written and its object removed, so it is compiled
+        whatever the times say (an object newer than its source proves nothing: a copy keeps its
+        original's time). Returns the files written."""
+        compiled = self._compiled()
+        written = []
+        for f in student_files:
             dst = self.src / "labs" / lab / f
+            want = contents[f] if f in contents else handout.exported_bytes(self.course_src / "labs" / lab / f)
+            key = f"{lab}/{f}"
+            try:
+                same = dst.is_file() and not dst.is_symlink() and dst.read_bytes() == want
+            except OSError:
+                same = False
+            objects = self.student_objects(lab, [f])
+            unbuilt = f.endswith(SOURCE_SUFFIXES) and not objects
+            if same and (unbuilt or compiled.get(key) == hashlib.sha256(want).hexdigest()):
+                continue
+            for obj in objects:
+                obj.unlink()
             dst.parent.mkdir(parents=True, exist_ok=True)
             tmp = dst.with_name(dst.name + ".gpulab-tmp")
-            tmp.write_bytes(data)
+            tmp.write_bytes(want)
             os.replace(tmp, dst)
+            compiled.pop(key, None)
+            written.append(f)
+        if written:
+            self._record_compiled(compiled)
+        return written
 
     def build_target(self, target: str, timeout: float = BUILD_TIMEOUT,
                      run: Callable[..., proc.Result] = proc.run) -> proc.Result:
@@ -204,11 +252,21 @@ class Slot:
 
     def build_student(self, lab: str, student_files: list[str], contents: dict[str, bytes], dest: Path,
                       run: Callable[..., proc.Result] = proc.run) -> BuildResult:
-        """Restore, overlay, rebuild gpulab-<lab>-student, copy the runner to dest (the slot moves on).
-        `run` starts the build (the grader's: in the sandbox, where the course cannot be reached)."""
+        """Place the submission's files (place), rebuild gpulab-<lab>-student, copy the runner to
+        dest (the slot moves on). `run` starts the build (the grader's: in the sandbox, where the
+        course cannot be reached). The slot keeps the submission's files afterwards: the next
+        build rewrites every student file that differs, so nothing of this one reaches it."""
         start = time.monotonic()
-        self.restore(lab, student_files)
-        self.overlay(lab, contents)
+        # The build may read the slot's sources: no other lab's files may be a previous student's
+        # (a compiler error quotes what it includes); this lab's are all this submission's.
+        for other, files in self._student_files_by_lab().items():
+            if other != lab:
+                self.place(other, files, {})
+        self.place(lab, student_files, contents)
+        # Until this build is seen to succeed, none of the lab's objects is taken as compiled from
+        # its file (a failed, timed-out or killed build may leave partial objects).
+        compiled = self._compiled()
+        self._record_compiled({k: v for k, v in compiled.items() if k.split("/", 1)[0] != lab})
         target = f"gpulab-{lab}-student"
         res = self.build_target(target, run=run)
         log = res.stdout + res.stderr
@@ -216,18 +274,23 @@ class Slot:
         if not res.ok or not runner.is_file():
             why = "build timed out" if res.timed_out else "compile error"
             return BuildResult(False, None, f"{why}:\n{trim_compiler_output(log, self.src)}", time.monotonic() - start)
+        compiled = self._compiled()
+        for f in student_files:
+            held = self.src / "labs" / lab / f
+            if held.is_file() and not held.is_symlink():
+                compiled[f"{lab}/{f}"] = hashlib.sha256(held.read_bytes()).hexdigest()
+        self._record_compiled(compiled)
         dest.mkdir(parents=True, exist_ok=True)
         out = dest / target
         shutil.copy2(runner, out)
         problems, note = self.check_symbols(lab, list(contents))
         library = symbols.library_kernels(self.student_objects(lab, list(contents)))
-        self.restore(lab, student_files)
         return BuildResult(True, out, log, time.monotonic() - start, problems, note, library)
 
     def student_objects(self, lab: str, files: list[str]) -> list[Path]:
         """The objects the build compiled from the student's files (those that exist)."""
         obj_dir = self.build / "labs" / lab / "CMakeFiles" / f"{lab}-student.dir"
-        objects = [obj_dir / f"{f}.o" for f in files if f.endswith((".cu", ".cpp", ".cc", ".cxx"))]
+        objects = [obj_dir / f"{f}.o" for f in files if f.endswith(SOURCE_SUFFIXES)]
         return [o for o in objects if o.is_file()]
 
     def check_symbols(self, lab: str, files: list[str]) -> tuple[list[str], str]:
