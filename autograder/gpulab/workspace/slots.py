@@ -261,7 +261,7 @@ class Slot:
         # (a compiler error quotes what it includes); this lab's are all this submission's.
         for other, files in self._student_files_by_lab().items():
             if other != lab:
-                self.place(other, files, {})
+                self.place(other, [f for f in files if (self.course_src / "labs" / other / f).is_file()], {})
         self.place(lab, student_files, contents)
         # Until this build is seen to succeed, none of the lab's objects is taken as compiled from
         # its file (a failed, timed-out or killed build may leave partial objects).
