@@ -151,29 +151,34 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
-def exported_bytes(src: Path) -> bytes:
-    """What export_file writes for src (solution blocks stubbed), without writing it."""
+def _changed_text(src: Path, release: bool = False) -> tuple[str | None, int]:
+    """(the text students receive, solution blocks) when exporting changes src, else (None, 0):
+    then the file travels byte for byte."""
     text = _read_text(src)
     if text is not None:
-        new, _ = exported_text(text, str(src))
+        new, n = exported_text(text, str(src), release)
         if new != text:
-            return new.encode("utf-8")
-    return src.read_bytes()
+            return new, n
+    return None, 0
+
+
+def exported_bytes(src: Path) -> bytes:
+    """What export_file writes for src (solution blocks stubbed), without writing it."""
+    new, _ = _changed_text(src)
+    return src.read_bytes() if new is None else new.encode("utf-8")
 
 
 def export_file(src: Path, dst: Path, release: bool = False) -> int:
     """Copies one file, stripping solution blocks (and a deck's answer slides) from text files;
     returns the number of solution blocks."""
     dst.parent.mkdir(parents=True, exist_ok=True)
-    text = _read_text(src)
-    if text is not None:
-        new, n = exported_text(text, str(src), release)
-        if new != text:
-            dst.write_text(new, encoding="utf-8")
-            shutil.copymode(src, dst)
-            return n
-    shutil.copy2(src, dst)
-    return 0
+    new, n = _changed_text(src, release)
+    if new is None:
+        shutil.copy2(src, dst)
+        return 0
+    dst.write_text(new, encoding="utf-8")
+    shutil.copymode(src, dst)
+    return n
 
 
 def unshown_images(src: Path, files: list[PurePosixPath], release: bool = False) -> set[PurePosixPath]:
