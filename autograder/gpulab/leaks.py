@@ -55,9 +55,13 @@ def spellings(line: str) -> set[str]:
 def _grep(option: str, patterns: Iterable[str], files: list[Path]) -> bytes | None:
     """GNU grep over `files` for every fixed-string pattern at once (one pass a file: thousands of
     reference lines against megabytes of runners took minutes as one Python search a line); its
-    output, or None when it could not run (the callers then search in Python)."""
+    output, or None when it could not run (the callers then search in Python); a pattern with a
+    line break cannot be one line of grep's pattern file, so it too leaves the search to Python."""
+    pats = sorted({p for p in patterns if p})
+    if any("\n" in p for p in pats):
+        return None
     with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt") as f:
-        f.write("".join(p + "\n" for p in sorted(set(patterns)) if p and "\n" not in p))
+        f.write("".join(p + "\n" for p in pats))
         f.flush()
         try:
             res = subprocess.run(["grep", "-F", "-a", option, "-f", f.name, "--", *map(str, files)],
@@ -68,8 +72,8 @@ def _grep(option: str, patterns: Iterable[str], files: list[Path]) -> bytes | No
 
 
 def lines_holding(patterns: Iterable[str], files: list[Path]) -> str | None:
-    """The lines of `files` that hold one of `patterns` (none with a line break), joined: a
-    pattern is in a file exactly when it is in these lines. None when grep could not run."""
+    """The lines of `files` that hold one of `patterns`, joined: a pattern is in a file exactly
+    when it is in these lines. None when grep could not run."""
     out = _grep("-h", patterns, files) if files else b""
     return None if out is None else out.decode("utf-8", errors="replace")
 

@@ -147,6 +147,12 @@ class LeakCheckTest(TempDir, unittest.TestCase):
             self.assertEqual(self.leaks(), with_grep)
         self.assertEqual(len(with_grep), 1)
 
+    def test_a_line_with_a_break_is_searched_in_python(self):
+        from gpulab import leaks
+        (self.out / "notes.txt").write_text("x\n  first half of it;\n  second half of it;\n")
+        self.assertEqual(leaks.find(["first half of it;\n  second half"], self.out),
+                         ["notes.txt: 'first half of it;\\n  second half'"])
+
     def test_the_real_course_exports_no_solution_line(self):
         dest = self.tmp / "handout"
         handout.export(REPO, dest)
