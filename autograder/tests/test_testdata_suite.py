@@ -49,6 +49,17 @@ class RunClassesTest(unittest.TestCase):
         self.assertEqual(run_classes(list("abcd"), 1, lambda i: False, grade), [[i] for i in "abcd"])
         self.assertEqual(peak[0], 1)
 
+    def test_graded_in_the_keys_order_rows_in_the_items(self):
+        graded = []
+
+        def grade(item):
+            graded.append(item)
+            return [item]
+
+        rows = run_classes(["b2", "a1", "b1", "a2"], 1, lambda i: False, grade, order=lambda i: i[0])
+        self.assertEqual(graded, ["a1", "a2", "b2", "b1"])
+        self.assertEqual(rows, [["b2"], ["a1"], ["b1"], ["a2"]])
+
 
 class ExpectationsTest(unittest.TestCase):
     """An expectation that no rubric can produce fails only on a GPU machine, and late: the scan

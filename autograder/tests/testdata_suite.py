@@ -245,15 +245,17 @@ def build_only(course: Course, lab: str, spec: dict[str, Any], out: Path) -> tup
 
 
 def run_classes(items: list[Any], jobs: int, exclusive: Callable[[Any], bool],
-                grade: Callable[[Any], list[Any]]) -> list[list[Any]]:
+                grade: Callable[[Any], list[Any]], order: Callable[[Any], Any] | None = None) -> list[list[Any]]:
     """grade(item) for every item, rows in the items' order: `jobs` at a time, except the items
     for which exclusive(item) holds, graded alone before the others (a class that checks what
-    changed on disk around its grade must not see another grade's files)."""
+    changed on disk around its grade must not see another grade's files). With `order`, items are
+    graded in the order of that key (stable), the rows still in the items' order."""
     rows: dict[int, list[Any]] = {}
-    for i, item in enumerate(items):
-        if exclusive(item):
-            rows[i] = grade(item)
-    rest = [i for i in range(len(items)) if i not in rows]
+    indices = sorted(range(len(items)), key=lambda i: order(items[i])) if order else list(range(len(items)))
+    for i in indices:
+        if exclusive(items[i]):
+            rows[i] = grade(items[i])
+    rest = [i for i in indices if i not in rows]
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         for i, row in zip(rest, pool.map(lambda i: grade(items[i]), rest)):
             rows[i] = row
@@ -315,11 +317,8 @@ def main() -> int:
     # Graded grouped by base and edited file (rows keep the spec's order): a slot recompiles only
     # the student files that differ from the previous build's (Slot.place), so neighbours that
     # share a base and file compile one file.
-    order = sorted(range(len(items)), key=lambda i: (items[i][0], items[i][1].get("base", "reference"),
-                                                      items[i][1].get("file", "")))
-    graded = run_classes([items[i] for i in order], args.jobs, exclusive,
-                         lambda item: grade_class(course, gpu, args, out, *item))
-    rows = [row for _, row in sorted(zip(order, graded))]
+    rows = run_classes(items, args.jobs, exclusive, lambda item: grade_class(course, gpu, args, out, *item),
+                       order=lambda item: (item[0], item[1].get("base", "reference"), item[1].get("file", "")))
     failures = sum(r[-1] in ("BROKEN", "MISMATCH") for r in rows)
     ran = sum(r[-1] != "skip" for r in rows)
     print()
