@@ -378,6 +378,20 @@ class ProfiledRunTest(unittest.TestCase):
         self.assertIsNone(run.stages["single-pass"].ms)   # n/a: not a measurement
         self.assertEqual(run.stages["single-pass"].names, [CUB])
 
+    def test_one_stages_range_in_two_pairs(self):
+        # scan class conflicted-scan-under-another-stages-range (H200, 2026-12-01): shared-conflict-free
+        # pushed gpulab:colored-conflict-free around its kernels, which were counted as colored's.
+        run = parse.parse_profiled_run(profiled(
+            (BEGIN, "", "1"), ("colored", "colored", "5"), (END, "", "1"),
+            (BEGIN, "", "1"), ("tree", "colored", "5"), (END, "", "1")))
+        self.assertIn("stage colored's NVTX range in two pairs", run.anomaly)
+        self.assertEqual(run.pair_owners, ["colored", "colored"])
+
+    def test_each_pairs_owner_in_launch_order(self):
+        run = parse.parse_profiled_run(profiled((BEGIN, "", "1"), (CUB, "", "9"), (END, "", "1"),
+                                                (BEGIN, "", "1"), ("k", "b", "5"), (END, "", "1")))
+        self.assertEqual((run.pair_owners, run.anomaly), ([None, "b"], ""))
+
     def test_without_markers_kernels_go_by_their_range_alone(self):
         run = parse.parse_profiled_run(profiled(("fill", "", "40"), ("block_scan", "shared", "12.5"), (CUB, "", "9")))
         self.assertEqual((run.markers, run.anomaly, run.stages["shared"].escaped), (0, "", []))
@@ -400,6 +414,31 @@ class KernelTimeTest(unittest.TestCase):
             with env(GPULAB_NCU=str(fake)):
                 prof = run.profile_kernel_time(Path("/bin/true"), stage, "16777216", Path(tmp) / "w", 30)
             return prof, log.read_text()
+
+    def several(self, csv_text: str, stages: list[str]) -> dict[str, report.KernelProfile]:
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = Path(tmp) / "ncu"
+            (Path(tmp) / "out.csv").write_text(csv_text)
+            fake.write_text(f'#!/bin/sh\ncat {tmp}/out.csv\n')
+            fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+            with env(GPULAB_NCU=str(fake)):
+                return run.profile_stages_kernel_time(Path("/bin/true"), stages, "65536", Path(tmp) / "w", 30)
+
+    def test_several_stages_each_in_its_own_pair_are_returned(self):
+        got = self.several(profiled((BEGIN, "", "1"), ("k", "a", "5"), (END, "", "1"),
+                                    (BEGIN, "", "1"), ("j", "b", "5"), (END, "", "1")), ["a", "b"])
+        self.assertEqual({s: p.kernels for s, p in got.items()}, {"a": ["k"], "b": ["j"]})
+
+    def test_a_stage_run_under_another_stages_name_leaves_both_to_be_profiled_alone(self):
+        # Counted by range, b's kernels would be a's: a's share would hold kernels its own run never
+        # launched (a's honest conflict points lost), and b's escape would be read as a's.
+        wearing = profiled((BEGIN, "", "1"), ("k", "a", "5"), (END, "", "1"),
+                           (BEGIN, "", "1"), ("conflicted", "a", "5"), (END, "", "1"))
+        self.assertEqual(self.several(wearing, ["a", "b"]), {})
+        swapped = profiled((BEGIN, "", "1"), ("k", "b", "5"), (END, "", "1"),
+                           (BEGIN, "", "1"), ("j", "a", "5"), (END, "", "1"))
+        self.assertEqual(self.several(swapped, ["a", "b"]), {})
+        self.assertEqual(set(self.several(swapped, ["b", "a"])), {"a", "b"})   # the order the runner ran
 
     def test_profile_runs_the_stage_outside_the_timer(self):
         prof, argv = self.profile(HONEST)

@@ -236,7 +236,8 @@ def _escaped(check: Check, prof: ncu_report.KernelProfile | None, sid: str) -> C
     # say) was left out by the filter, whatever ncu's matching rules are. The same program at the
     # same size and knobs launches the same kernels: a stage profiled alone against the runs of
     # several stages (a stage's one-time set-up, done by an earlier stage of that run, can only make
-    # the unfiltered count smaller), a stage of the shared profile against the same run
+    # the unfiltered count smaller; a run in which another stage wore this stage's range name is not
+    # used: ncu_run.profile_stages_kernel_time), a stage of the shared profile against the same run
     # (_honest_share).
     profiled = (check.data.get("report") or {}).get("kernels") or []
     short = bool(prof.kernels) and check.status == PASS and len(profiled) < len(prof.kernels)
