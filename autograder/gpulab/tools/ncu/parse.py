@@ -374,8 +374,8 @@ class ProfiledRun:
     excluded); `unattributed`: kernels of a marked run in which no kernel had a stage's range (a
     stage whose every kernel escaped: the caller that profiled one stage knows whose);
     `anomaly`: why the markers do not delimit the runs as the runner launches them (a marker out of
-    order, a stage's kernel outside every pair, two stages in one pair, one stage's range in two
-    pairs), '' when they do; `pair_owners`: the stage whose range each pair held, in launch order
+    order, a stage's kernel outside every pair, two stages in one pair), '' when they do;
+    `pair_owners`: the stage whose range each pair held, in launch order
     (None: no kernel in a stage's range), for a caller that knows in which order the stages ran."""
 
     stages: dict[str, StageKernels] = field(default_factory=dict)
@@ -446,12 +446,7 @@ def parse_profiled_run(output: str) -> ProfiledRun:
             owners = {k.stage for k in pair if k.stage is not None}
             if len(owners) > 1:
                 flag(f"kernels of stages {', '.join(sorted(owners))} between one pair of markers")
-            owner = next(iter(owners)) if len(owners) == 1 else None
-            if owner is not None and owner in run.pair_owners:
-                # The runner runs each stage once: a second pair in one stage's range is another
-                # stage's run wearing its name (its kernels would be counted as this stage's).
-                flag(f"stage {owner}'s NVTX range in two pairs of markers (a stage pushed another stage's range)")
-            run.pair_owners.append(owner)
+            run.pair_owners.append(next(iter(owners)) if len(owners) == 1 else None)
             escaped = [k.name for k in pair if k.stage is None]
             if owners:
                 stage(next(iter(owners))).escaped.extend(escaped)

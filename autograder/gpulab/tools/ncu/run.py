@@ -129,7 +129,7 @@ def profile_stages_kernel_time(runner: Path, stages: list[str], size_arg: str, w
         return {}
     # The runner runs the stages in the order asked, one pair of markers each: a pair whose kernels
     # wear the range of a stage other than the one at its place is one stage's run under another's
-    # name (two such swapped leave every range in one pair), decided alone, where it is an escape.
+    # name (its kernels would count as that stage's), decided alone, where it is an escape.
     if run.markers == len(stages) and any(o not in (None, s) for o, s in zip(run.pair_owners, stages)):
         return {}
     if library_only and any(kernel_names.library_kernel(k) for st in run.stages.values() for k in st.names + st.escaped):
@@ -225,7 +225,7 @@ def profile_kernel_time(runner: Path, stage: str, size_arg: str, work: Path, tim
     # already), after popping its own: it escaped the stage's range like a kernel with none.
     for other in [s for s in run.stages if s != stage]:
         run.unattributed.extend(run.stages.pop(other).names)
-    if run.markers > 1:   # what a second pair means in a run of one stage (also where parse saw its range twice)
+    if run.markers > 1 and not run.anomaly:
         run.anomaly = f"{run.markers} pairs of the grader's marker kernels in one run of one stage (the runner launches one)"
     if run.markers == 0 and stage not in run.stages and not run.anomaly:
         # Neither the runner's markers nor a kernel in the range: the stage never ran under the
