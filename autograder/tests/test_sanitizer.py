@@ -59,6 +59,9 @@ class SanitizerTest(unittest.TestCase):
                 if "clean" in path.name:
                     self.assertEqual(errors, 0)
                     self.assertEqual([f for f in findings if f.severity == "error"], [])
+                elif "warp" in path.name:   # hazards reported as warnings only: 0 errors, still failed
+                    self.assertEqual(errors, 0)
+                    self.assertTrue(findings and all(f.severity == "warning" for f in findings))
                 else:
                     self.assertGreater(errors, 0)
                     self.assertTrue(any(f.file and f.line for f in findings), "a finding names file:line")
@@ -74,6 +77,26 @@ class SanitizerTest(unittest.TestCase):
 
     def test_real_race_names_the_line(self):
         self.assert_real_finding_at("racecheck-race-real-h200.log", "transpose.cu", 174)
+    def test_real_warp_hazards_fail_the_run_and_say_so(self):
+        """A race between the lanes of one warp (reduction's pipeline-lockstep-warp, H200): racecheck
+        prints only warnings, 0 errors, and exits with --error-exitcode. The run is not clean, and
+        the check's summary counts the warnings, not "0 finding(s)", and says how to fix them."""
+        from gpulab.checks import sanitizers
+        text = (FIXTURES / "racecheck-warp-real-h200.log").read_text()
+        rep = compute_sanitizer.verdict("racecheck", "pipeline", text, res(9))
+        self.assertTrue(rep.ran)
+        self.assertFalse(rep.clean)
+        self.assertEqual((rep.errors, rep.warnings), (0, 2668))
+        self.assertEqual(rep.findings[0].line, 167)
+        check = sanitizers.verdict(2.0, [rep], None)
+        self.assertEqual((check.status, check.points), ("fail", 0))
+        self.assertIn("2668 hazard warning(s)", check.summary)
+        self.assertNotIn("0 finding(s)", check.summary)
+        self.assertIn("__syncwarp()", check.fix)
+        # A log with errors: its errors counted, as before.
+        self.assertIn("1 finding(s)", sanitizers.verdict(2.0, [compute_sanitizer.verdict(
+            "racecheck", "shared", (FIXTURES / "racecheck-race-synthetic.log").read_text(), res(9))], None).summary)
+
     def test_run_turns_the_nvtx_regions_on(self):
         """--nvtx yes: memcheck sees each scratch take as its own region (issue 24 item 4)."""
         import tempfile

@@ -251,6 +251,8 @@ def verdict(pts: float, reports: list[compute_sanitizer.SanitizerReport], stage:
         if all(f.kind == compute_sanitizer.UNSEEN_RUN for r in bad for f in r.findings):
             check.fix = ("run the same under a sanitizer as without one: no early exit, no other path "
                          "when a tool's library is loaded, output within the grader's limit")
+        elif any(WARP_HAZARD in f.excerpt for r in bad for f in r.findings):
+            check.fix = WARP_HAZARD_FIX
     elif missing:
         check.status, check.summary, check.fix = NOT_RUN, missing[0].reason, missing[0].fix
     elif stage is not None and wrong_in_every_run([r.statuses.get(stage) for r in reports]):
@@ -273,7 +275,19 @@ def _bad_summary(r: compute_sanitizer.SanitizerReport) -> str:
     and a student reading "1 finding(s)" would look for one."""
     if any(f.kind == compute_sanitizer.UNSEEN_RUN for f in r.findings):
         return "the runner reported no result for the stage (its run was not seen under the tool)"
-    return f"{sum(1 for f in r.findings if f.severity == 'error')} finding(s)"
+    errors = sum(1 for f in r.findings if f.severity == "error")
+    warnings = r.warnings if r.warnings is not None else sum(1 for f in r.findings if f.severity == "warning")
+    if errors or not warnings:
+        return f"{errors} finding(s)"
+    # Only warnings, and the tool still failed the run: "0 finding(s)" above a list of hazards
+    # (reduction's pipeline-lockstep-warp, H200, 2026-12-01) would read as a grader fault.
+    return f"{warnings} hazard warning(s), which fail the run as errors do"
+
+
+# The lanes of one warp need not run in lockstep since Volta (independent thread scheduling).
+WARP_HAZARD = "Warp Level Programming"
+WARP_HAZARD_FIX = ("order the shared-memory accesses of one warp's lanes with __syncwarp() (since Volta a warp's "
+                   "lanes need not run in lockstep), as you order a block's with __syncthreads()")
 
 
 def _on(r: compute_sanitizer.SanitizerReport) -> str:
