@@ -199,6 +199,8 @@ def _stage_details(s: StageGrade) -> list[str]:
     san = s.checks.get("sanitizer")
     if san is not None and san.status == FAIL and san.details:
         md += ["", f"### {s.id}: compute-sanitizer ({san.summary})", ""]
+        if san.fix:
+            md += [f"Fix: {san.fix.rstrip('.')}.", ""]
         for d in san.details[:6]:
             head, _, body = d.partition("\n")
             md += [f"- {head}", "", *["  " + ln for ln in _code(body)], ""]
@@ -221,8 +223,8 @@ def _test_output(check: Check, hide_hidden: bool = True) -> str:
             lines.append(d)
     if check.status == NOT_RUN:
         lines[0:0] = ["NOT RUN (0 points, not a failure of your code):"]
-        if check.fix:
-            lines.append(f"fix: {check.fix}")
+    if check.fix and check.status in (NOT_RUN, FAIL):
+        lines.append(f"fix: {check.fix}")
     return "\n".join(lines)
 
 

@@ -93,6 +93,13 @@ class SanitizerTest(unittest.TestCase):
         self.assertIn("2668 hazard warning(s)", check.summary)
         self.assertNotIn("0 finding(s)", check.summary)
         self.assertIn("__syncwarp()", check.fix)
+        # The student reads the fix where the findings are: report.md's section and Gradescope's output.
+        from gpulab import report
+        from gpulab.scoring import StageGrade
+        md = "\n".join(report._stage_details(StageGrade("pipeline", checks={"sanitizer": check})))
+        self.assertIn("### pipeline: compute-sanitizer (racecheck: 2668 hazard warning(s)", md)
+        self.assertIn("Fix: order the shared-memory accesses", md)
+        self.assertIn("fix: order the shared-memory accesses", report._test_output(check))
         # A log with errors: its errors counted, as before.
         self.assertIn("1 finding(s)", sanitizers.verdict(2.0, [compute_sanitizer.verdict(
             "racecheck", "shared", (FIXTURES / "racecheck-race-synthetic.log").read_text(), res(9))], None).summary)
