@@ -40,6 +40,42 @@ struct NvtxRange {
   ~NvtxRange() { nvtxRangePop(); }
 };
 
+// A stage that resets the device (cudaDeviceReset(), as cuda-samples end main()) destroys the CUDA
+// context and every buffer the harness gave it; the next access to one fails with a bare "invalid
+// argument" in harness code. A small allocation made before the stage runs tells that case apart:
+// after a reset the runtime no longer knows it as device memory.
+class ContextSentinel {
+ public:
+  void arm() {
+    if (ptr_ == nullptr && cudaMalloc(&ptr_, 256) != cudaSuccess) {
+      ptr_ = nullptr;
+      cudaGetLastError();  // not the stage's error: no sentinel this time
+    }
+  }
+  // True once: the context the sentinel was allocated in is gone (it is armed again next time).
+  bool reset_since_armed() {
+    if (ptr_ == nullptr) return false;
+    cudaPointerAttributes attributes{};
+    const cudaError_t e = cudaPointerGetAttributes(&attributes, ptr_);
+    if (e != cudaSuccess) cudaGetLastError();
+    const bool lost = e != cudaSuccess || attributes.type != cudaMemoryTypeDevice;
+    if (lost) ptr_ = nullptr;
+    return lost;
+  }
+
+ private:
+  void* ptr_ = nullptr;
+};
+
+ContextSentinel& context_sentinel() {
+  static ContextSentinel sentinel;
+  return sentinel;
+}
+
+constexpr const char* kDeviceResetMessage =
+    "the stage reset the device (cudaDeviceReset() destroys the CUDA context, and with it every buffer the "
+    "harness gave the stage): a stage never resets the device; remove the call";
+
 void synchronize_if_gpu(const Stage& stage) {
   if (stage.where == Where::gpu) GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
 }
@@ -120,6 +156,7 @@ StageResult check_stage_keeping(const Stage& stage, const Problem& given, std::u
     auto& instance = kept;
     instance->reset_output();
     synchronize_if_gpu(stage);
+    if (stage.where == Where::gpu) context_sentinel().arm();
     auto& counter = launch_counter();
     {
       // Marker kernels just outside the range (declared first: the end marker follows the pop): a
@@ -147,6 +184,8 @@ StageResult check_stage_keeping(const Stage& stage, const Problem& given, std::u
     result.status = StageStatus::error;
     result.message = e.what();
     if (e.sticky()) g_context_lost = std::string("stage ") + stage.id + ": " + cudaGetErrorName(e.code());
+    else if (stage.where == Where::gpu && context_sentinel().reset_since_armed())
+      result.message = std::string(kDeviceResetMessage) + " (then: " + e.what() + ")";
   } catch (const UsageError& e) {
     result.status = StageStatus::error;
     result.message = std::string("bad parameters: ") + e.what();
