@@ -98,7 +98,7 @@ def make_course(root: Path, reference: bool = True, hidden: bool = True, student
         (src / "autograder" / "hidden").mkdir(parents=True)
         (src / "autograder" / "hidden" / "scan.toml").write_text(HIDDEN)
     build.mkdir(parents=True)
-    (build / "CMakeCache.txt").write_text("CMAKE_GENERATOR:INTERNAL=Ninja\n")
+    (build / "CMakeCache.txt").write_text("CMAKE_GENERATOR:INTERNAL=Ninja\nCMAKE_BUILD_TYPE:STRING=Release\n")
     base = {"lab": "scan", "title": "Scan", "student_files": "labs/scan/scan.cu", "stages": STAGES}
     if student_runner:
         write_runner(build / "labs" / "scan" / "gpulab-scan-student", dict(base))

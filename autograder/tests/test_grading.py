@@ -37,6 +37,35 @@ class GradingTest(FakeGrading, unittest.TestCase):
         self.assertIn("TODO", s.checks["correctness"].summary)
         self.assertEqual(s.checks["sanitizer"].summary, "not implemented")
 
+    def test_a_debug_build_times_no_reference(self):
+        """Graded from build/debug (a student who debugs there, a new instructor): the reference
+        built there is a Debug build (with -G, kernels many times slower), so its times would hand
+        out full performance points. Performance is not run, and says why and what to do; the rest
+        is graded, and the submission itself is built Release whatever the calling build is."""
+        from gpulab.workspace import calling_build, slots
+        (self.course.build / "CMakeCache.txt").write_text(
+            "CMAKE_GENERATOR:INTERNAL=Ninja\nCMAKE_BUILD_TYPE:STRING=Debug\nGPULAB_DEVICE_DEBUG:BOOL=ON\n")
+        sub = self.grade(REFERENCE)
+        naive = self.stage(sub, "naive")
+        self.assertEqual((naive.checks["performance"].status, naive.checks["performance"].points), ("not-run", 0))
+        self.assertIn("CMAKE_BUILD_TYPE=Debug, GPULAB_DEVICE_DEBUG=ON", naive.checks["performance"].summary)
+        self.assertIn("--preset default", naive.checks["performance"].fix)
+        self.assertEqual(naive.checks["correctness"].points, 10)
+        cache = {"CMAKE_BUILD_TYPE": "Debug", "GPULAB_DEVICE_DEBUG": "ON"}
+        args = calling_build.configure_args(cache)
+        self.assertIn("-DCMAKE_BUILD_TYPE=Release", args)
+        self.assertNotIn("-DCMAKE_BUILD_TYPE=Debug", args)
+        self.assertIn("-DGPULAB_DEVICE_DEBUG=OFF", args)
+        self.assertEqual(calling_build.not_release({"CMAKE_BUILD_TYPE": "Release"}), "")
+        self.assertEqual(calling_build.not_release({"CMAKE_BUILD_TYPE": "RelWithDebInfo"}), "CMAKE_BUILD_TYPE=RelWithDebInfo")
+        # Nor does a slot link a Debug build's common library into its Release build.
+        (self.course.build / "common").mkdir(exist_ok=True)
+        (self.course.build / "common" / "libgpulab_common.a").write_bytes(b"!<arch>\n")
+        release = {"CMAKE_BUILD_TYPE": "Release", "CMAKE_HOME_DIRECTORY": str(self.course.source)}
+        self.assertIsNotNone(slots.prebuilt_candidate(self.course.build, release, self.course.source))
+        self.assertIsNone(slots.prebuilt_candidate(self.course.build, dict(release, CMAKE_BUILD_TYPE="Debug"),
+                                                   self.course.source))
+
     def test_partial_correctness_gates_performance_only(self):
         sub = self.grade({"naive": {"status": "pass", "fail_n": [33]}, "shared": GOOD["shared"]})
         naive = self.stage(sub, "naive")

@@ -73,6 +73,8 @@ class LabRun:
     # The reference's medians {stage: (ms, why not)}: the grader's per-device cache (References.times);
     # None times the reference afresh.
     reference_times: Callable[[list[str]], dict[str, tuple[float | None, str]]] | None = None
+    # Why the reference must not be timed ("" when it may): built in a Debug build (References.untimed_reason).
+    reference_untimed: str = ""
     # The bank-conflict profiles started beside the correctness phase (checks.conflicts.Ahead);
     # None: the conflicts phase profiles its stages itself.
     conflicts_ahead: Any = None

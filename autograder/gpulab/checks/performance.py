@@ -28,6 +28,10 @@ ONE_INPUT = ("timed on one input: this lab's harness draws no fresh input per ti
 
 def run(lr: LabRun) -> None:
     def no_reference(sp: StagePoints) -> Check | None:
+        if lr.reference is not None and lr.reference_untimed:
+            return Check("performance", NOT_RUN, 0, sp.performance, lr.reference_untimed,
+                         fix="grade from a Release build: `cmake --workflow --preset default`, then "
+                             "`build/default/gpulab grade ...`")
         if lr.reference is not None:
             return None
         return Check("performance", NOT_RUN, 0, sp.performance,

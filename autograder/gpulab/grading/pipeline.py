@@ -302,6 +302,7 @@ class Grader:
                       [sp for sp in points if sp not in unknown], grades, on_gpu, expect, self.sandbox, self.options,
                       self.gpu, self.parallel,
                       reference_times=functools.partial(self.references.times, lab, rubric, device=self.device),
+                      reference_untimed=self.references.untimed_reason(lab),
                       stage_files=files)
 
     def labs_in(self, subs: list[Path], labs: list[str]) -> list[str]:

@@ -17,11 +17,11 @@ from typing import Any, Callable
 from gpulab import gpulock, proc
 from gpulab.checks import performance
 from gpulab.checks.options import Options
-from gpulab.paths import Course
+from gpulab.paths import Course, read_cmake_cache
 from gpulab.rubric import Rubric
 from gpulab.tools.runner import stage_table_of
 from gpulab.workspace import shipped_reference
-from gpulab.workspace.calling_build import build_calling_target
+from gpulab.workspace.calling_build import build_calling_target, not_release
 
 
 class References:
@@ -38,6 +38,7 @@ class References:
         self._runners: dict[str, Path | None] = {}
         self._tables: dict[str, dict[str, dict[str, Any]]] = {}
         self._verify: dict[str, Path | None] = {}
+        self._untimed: dict[str, str] = {}   # lab -> why its reference's times would not be a grade's
         self.times_ms: dict[tuple[str, str, str], float] = {}   # (device, lab, stage) -> median ms
         self.rows_on_gpu = threading.Event()   # a submission has reached its GPU checks: time no more ahead
 
@@ -81,6 +82,11 @@ class References:
                 self._tables[lab] = stage_table_of(proc.run(proc.background([str(ref), "list", "--format", "json"]),
                                                             timeout=60))
             self._runners[lab], self._verify[lab] = ref, verify
+            if ref is not None and ref != shipped:
+                differs = not_release(read_cmake_cache(self.build))
+                if differs:
+                    self._untimed[lab] = (f"the reference was built in {self.build} ({differs}), not in a Release build: "
+                                          "its times are not the ones grades are made against")
 
     def runner(self, lab: str) -> Path | None:
         """The reference runner prepared for this lab (None: none, or not prepared yet)."""
@@ -91,6 +97,11 @@ class References:
         """The reference when it can check saved outputs (`verify`, `run --save-output`), else None."""
         with self._lock:
             return self._verify.get(lab)
+
+    def untimed_reason(self, lab: str) -> str:
+        """Why the prepared reference must not be timed ("" when it may): built in a Debug build."""
+        with self._lock:
+            return self._untimed.get(lab, "")
 
     def stage_table(self, lab: str) -> dict[str, dict[str, Any]]:
         """Stage titles and where they run, from the prepared reference ({}: none)."""
@@ -134,7 +145,7 @@ class References:
                     if not ids or rubric.performance.size is None:
                         continue
                     self.prepare(lab)
-                    if self.runner(lab) is None:
+                    if self.runner(lab) is None or self.untimed_reason(lab):
                         continue
                     with gpulock.gpu_lock():
                         self.times(lab, rubric, ids, device)

@@ -18,9 +18,27 @@ from gpulab import locks, proc
 BUILD_TIMEOUT = 900
 # Cache entries copied from the build the grader was started from (the GPU machine needs the
 # prefix of the carried headers; the architecture must match the GPU).
-INHERITED = ("CMAKE_PREFIX_PATH", "CMAKE_CUDA_ARCHITECTURES", "CMAKE_BUILD_TYPE", "CMAKE_CUDA_COMPILER",
+# Not the build type: a submission is always built Release (configure_args).
+INHERITED = ("CMAKE_PREFIX_PATH", "CMAKE_CUDA_ARCHITECTURES", "CMAKE_CUDA_COMPILER",
              "CMAKE_CXX_COMPILER", "CMAKE_MAKE_PROGRAM", "CMAKE_CUDA_HOST_COMPILER", "Catch2_DIR",
              "nlohmann_json_DIR", "CLI11_DIR")
+
+TRUE_VALUES = ("ON", "1", "TRUE", "YES", "Y")
+
+
+def not_release(cache: dict[str, str]) -> str:
+    """What makes a build other than the Release build grades are made with ("" when nothing
+    does): a Debug or other build type, device debug code (-G: kernels many times slower). No
+    cache at all (a test's stand-in build) says nothing of the build: ""."""
+    if not cache:
+        return ""
+    differs = []
+    build_type = cache.get("CMAKE_BUILD_TYPE", "")
+    if build_type != "Release":
+        differs.append(f"CMAKE_BUILD_TYPE={build_type or '(empty)'}")
+    if cache.get("GPULAB_DEVICE_DEBUG", "OFF").upper() in TRUE_VALUES:
+        differs.append("GPULAB_DEVICE_DEBUG=ON (kernels built with -G)")
+    return ", ".join(differs)
 
 
 def build_calling_target(build: Path, target: str | list[str], timeout: float = BUILD_TIMEOUT) -> proc.Result:
@@ -34,14 +52,14 @@ def build_calling_target(build: Path, target: str | list[str], timeout: float = 
 
 def configure_args(cache: dict[str, str]) -> list[str]:
     """-D options that make the workspace build like the calling build (minus warnings-as-errors:
-    a student's warning is not a compile error)."""
+    a student's warning is not a compile error), always as Release without device debug: a grade
+    from build/debug would otherwise build the submission otherwise than the instructor's (its
+    asserts on, its host code at -O0) and time it against a reference built so."""
     args = ["-G", cache.get("CMAKE_GENERATOR", "Ninja")]
     for key in INHERITED:
         if cache.get(key):
             args.append(f"-D{key}={cache[key]}")
-    if "CMAKE_BUILD_TYPE" not in cache or not cache["CMAKE_BUILD_TYPE"]:
-        args.append("-DCMAKE_BUILD_TYPE=Release")
-    args += ["-DGPULAB_WARNINGS_AS_ERRORS=OFF", "-DGPULAB_DEVICE_DEBUG=OFF"]
+    args += ["-DCMAKE_BUILD_TYPE=Release", "-DGPULAB_WARNINGS_AS_ERRORS=OFF", "-DGPULAB_DEVICE_DEBUG=OFF"]
     return args
 
 

@@ -25,7 +25,7 @@ from gpulab.paths import read_cmake_cache
 from gpulab.rubric import load_rubric
 from gpulab.workspace import stamp as slot_stamp
 from gpulab.workspace import symbols
-from gpulab.workspace.calling_build import (BUILD_TIMEOUT, build_calling_target, configure, configure_args,
+from gpulab.workspace.calling_build import (BUILD_TIMEOUT, build_calling_target, configure, configure_args, not_release,
                                             trim_compiler_output)
 
 CONFIGURE_TIMEOUT = 600
@@ -49,7 +49,7 @@ def prebuilt_candidate(calling_build: Path | None, cache: dict[str, str], course
     (the slot would otherwise link code built otherwise than its own)."""
     if calling_build is None or not (calling_build / COMMON_ARCHIVE).is_file():
         return None
-    if cache.get("GPULAB_DEVICE_DEBUG", "OFF").upper() in ("ON", "1", "TRUE", "YES", "Y"):
+    if not_release(cache):   # a slot builds Release (configure_args): not a Debug build's library
         return None
     if any(cache.get(k, "").strip() for k in ("CMAKE_CXX_FLAGS", "CMAKE_CUDA_FLAGS", PREBUILT_KEY)):
         return None
