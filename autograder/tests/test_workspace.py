@@ -145,7 +145,8 @@ class PrebuiltCommonTest(WorkspaceCase):
 
     def set_cache(self, **extra: str) -> None:
         entries = {"CMAKE_GENERATOR:INTERNAL": "Ninja", "CMAKE_HOME_DIRECTORY:INTERNAL": str(self.course.source),
-                   "CMAKE_CXX_FLAGS:STRING": "", "GPULAB_DEVICE_DEBUG:BOOL": "OFF", **extra}
+                   "CMAKE_CXX_FLAGS:STRING": "", "GPULAB_DEVICE_DEBUG:BOOL": "OFF",
+                   "CMAKE_BUILD_TYPE:STRING": "Release", **extra}
         (self.course.build / "CMakeCache.txt").write_text("".join(f"{k}={v}\n" for k, v in entries.items()))
 
     def prebuilt_of_a_new_slot(self, **env_values: str) -> tuple[str, Path]:
