@@ -88,6 +88,17 @@ class GradingTest(FakeGrading, unittest.TestCase):
         self.assertIn("timed on one input", self.stage(sub, "naive").checks["performance"].summary)
         self.assertNotIn("timed on one input", self.stage(sub, "shared").checks["performance"].summary)
 
+    def test_a_stage_that_keeps_memory_per_run_is_told(self):
+        # A cudaMalloc in run() with no cudaFree: the time (which holds the cudaMalloc) is scored as
+        # it is, and the check says what each run kept and what to do; a stage that keeps none says nothing.
+        sub = self.grade({"naive": {"status": "pass", "median_ms": 2.0, "bytes_kept_per_run": 64 << 20},
+                          "shared": GOOD["shared"]})
+        naive = self.stage(sub, "naive").checks["performance"]
+        self.assertEqual(naive.points, 3)
+        self.assertIn("each timed run kept 64 MiB allocated", naive.summary)
+        self.assertIn("free what run() allocates", naive.summary)
+        self.assertNotIn("kept", self.stage(sub, "shared").checks["performance"].summary)
+
     def test_slow_stage_scaled(self):
         sub = self.grade({"naive": {"status": "pass", "median_ms": 4.0}, "shared": {"status": "pass", "median_ms": 1.1}})
         self.assertAlmostEqual(self.stage(sub, "naive").checks["performance"].points, 3 * 2.0 / 4.0)

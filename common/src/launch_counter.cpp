@@ -3,6 +3,9 @@
 #include <cupti.h>
 
 #include <atomic>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
 
 namespace gpulab {
 
@@ -46,6 +49,91 @@ constexpr CUpti_CallbackId kRuntimeCopies[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
 };
 
+// Allocations and frees of device, managed and pinned host memory: always hooked (they are slow calls
+// anyway, and a stage's timed runs are where a per-run leak shows). Runtime calls only: the harness,
+// Thrust and CUB allocate through the runtime, and so does a student's cudaMalloc.
+constexpr CUpti_CallbackId kRuntimeAllocations[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020,
+};
+
+constexpr CUpti_CallbackId kRuntimeFrees[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_ptsz_v11020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020,
+};
+
+template <std::size_t N>
+bool listed(const CUpti_CallbackId (&ids)[N], CUpti_CallbackId id) {
+  for (auto c : ids)
+    if (c == id) return true;
+  return false;
+}
+
+// What the process holds now, by pointer: allocations made since the subscription, less the frees.
+struct LiveAllocations {
+  std::mutex mutex;
+  std::unordered_map<void*, std::size_t> bytes_of;
+  std::size_t total = 0;
+};
+
+LiveAllocations& live_allocations() {
+  static LiveAllocations live;
+  return live;
+}
+
+// The pointer and size an allocation call made (at its exit), from its parameters. Every listed
+// call's parameters start with the out-pointer (void**) and, except the pitched one, the size.
+std::pair<void*, std::size_t> allocation_made(CUpti_CallbackId id, const void* params) {
+  if (id == CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020) {
+    const auto* p = static_cast<const cudaMallocPitch_v3020_params*>(params);
+    return {p->devPtr ? *p->devPtr : nullptr, p->pitch ? *p->pitch * p->height : 0};
+  }
+  const auto* p = static_cast<const cudaMalloc_v3020_params*>(params);
+  return {p->devPtr ? *p->devPtr : nullptr, p->size};
+}
+
+void track_allocation(CUpti_CallbackId id, const CUpti_CallbackData* call) {
+  if (!call->functionParams) return;
+  auto& live = live_allocations();
+  if (listed(kRuntimeFrees, id)) {
+    if (call->callbackSite != CUPTI_API_ENTER) return;
+    // Every listed free takes the pointer first.
+    void* ptr = static_cast<const cudaFree_v3020_params*>(call->functionParams)->devPtr;
+    std::lock_guard lock(live.mutex);
+    if (auto it = live.bytes_of.find(ptr); it != live.bytes_of.end()) {
+      live.total -= it->second;
+      live.bytes_of.erase(it);
+    }
+    return;
+  }
+  if (call->callbackSite != CUPTI_API_EXIT) return;
+  const auto* returned = static_cast<const cudaError_t*>(call->functionReturnValue);
+  if (returned && *returned != cudaSuccess) return;
+  const auto [ptr, bytes] = allocation_made(id, call->functionParams);
+  if (!ptr) return;
+  std::lock_guard lock(live.mutex);
+  auto& held = live.bytes_of[ptr];
+  live.total += bytes - held;  // a pointer seen again (freed where no callback saw it) counts once
+  held = bytes;
+}
+
+bool enable_allocation_callbacks(CUpti_SubscriberHandle handle) {
+  for (auto id : kRuntimeAllocations)
+    if (cuptiEnableCallback(1, handle, CUPTI_CB_DOMAIN_RUNTIME_API, id) != CUPTI_SUCCESS) return false;
+  for (auto id : kRuntimeFrees)
+    if (cuptiEnableCallback(1, handle, CUPTI_CB_DOMAIN_RUNTIME_API, id) != CUPTI_SUCCESS) return false;
+  return true;
+}
+
 bool is_copy(CUpti_CallbackId id) {
   for (auto c : kRuntimeCopies)
     if (c == id) return true;
@@ -67,6 +155,10 @@ bool enable_launch_callbacks(CUpti_SubscriberHandle handle, bool on) {
 void CUPTIAPI on_api_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
   const bool enter = call->callbackSite == CUPTI_API_ENTER;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && (listed(kRuntimeAllocations, id) || listed(kRuntimeFrees, id))) {
+    track_allocation(id, call);
+    return;
+  }
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && is_copy(id)) {
     // The four copy calls share the leading fields (dst, src, count, kind).
     const auto* p = static_cast<const cudaMemcpy_v3020_params*>(call->functionParams);
@@ -104,6 +196,7 @@ LaunchCounter::LaunchCounter() {
   }
   subscriber_ = handle;
   available_ = true;
+  allocations_tracked_ = enable_allocation_callbacks(handle);
 }
 
 LaunchCounter::~LaunchCounter() {
@@ -131,5 +224,12 @@ long LaunchCounter::stop() {
 long LaunchCounter::count() const { return g_launches.load(); }
 
 std::size_t LaunchCounter::host_copy_bytes() const { return g_host_copy_bytes.load(); }
+
+std::optional<std::size_t> LaunchCounter::live_allocation_bytes() const {
+  if (!allocations_tracked_) return std::nullopt;
+  auto& live = live_allocations();
+  std::lock_guard lock(live.mutex);
+  return live.total;
+}
 
 }  // namespace gpulab

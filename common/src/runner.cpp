@@ -270,6 +270,9 @@ StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& opti
       CheckResult c = instance->check();
       if (!c.ok) throw WrongOnFreshInput{runs, std::move(c)};
     };
+    // Memory the timed runs kept: one run's allocation that outlives it, every run (the check run
+    // before them made any once-only allocation, such as a cache grown to this n, already).
+    const auto held_before = launch_counter().live_allocation_bytes();
     if (stage.where == Where::cpu) {
       result.timing = measure_cpu(body, reset, measure, judge);
     } else {
@@ -283,6 +286,8 @@ StageResult run_stage(const Lab& lab, const Stage& stage, const RunOptions& opti
         return result;
       }
     }
+    if (const auto held_after = launch_counter().live_allocation_bytes(); held_before && held_after && runs > 0)
+      result.bytes_kept_per_run = *held_after > *held_before ? (*held_after - *held_before) / static_cast<std::size_t>(runs) : 0;
     const double ms = result.timing->median_ms;
     result.gbps = gigabytes_per_second(instance->bytes_moved(), ms);
     const double elements =

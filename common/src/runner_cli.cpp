@@ -249,8 +249,18 @@ std::vector<const Stage*> select_stages(const Lab& lab, const RunCommand& cmd) {
   return selected;
 }
 
+// A passing stage whose timed runs each kept memory: said beside its time, which the leak's
+// cudaMalloc inflates, and what to do.
+std::string kept_memory_note(const StageResult& r) {
+  if (!r.bytes_kept_per_run || *r.bytes_kept_per_run == 0) return {};
+  return "kept " + std::to_string(*r.bytes_kept_per_run) +
+         " bytes of allocated memory per run (a cudaMalloc in run() with no cudaFree): take scratch from "
+         "the harness's workspace (ws.take<T>(count)), or free what run() allocates";
+}
+
 std::string short_message(const Lab& lab, const StageResult& r) {
   std::string m = r.message.substr(0, r.message.find('\n'));
+  if (m.empty()) m = kept_memory_note(r);
   if (r.status == StageStatus::todo) {
     const Stage* s = lab.find_stage(r.stage);
     const std::string path = s ? lab.path_of(*s) : std::string();
@@ -288,6 +298,7 @@ nlohmann::ordered_json run_document(const Lab& lab, const RunOptions& options, c
                               {"launches", json_opt(r.launches)},
                               {"predicted_launches", json_opt(r.predicted_launches)},
                               {"host_copy_bytes", r.host_copy_bytes ? nlohmann::ordered_json(*r.host_copy_bytes) : nlohmann::ordered_json(nullptr)},
+                              {"bytes_kept_per_run", r.bytes_kept_per_run ? nlohmann::ordered_json(*r.bytes_kept_per_run) : nlohmann::ordered_json(nullptr)},
                               {"fresh_inputs", r.fresh_inputs}});
   }
   return doc;
@@ -423,9 +434,12 @@ int cmd_run(const Lab& lab, const RunCommand& cmd) {
     if (!gpu_available() && any_gpu) table.add_note(no_gpu_line());
     table.print(std::cout, format);
     if (format == OutputFormat::table)
-      for (const auto& r : results)
+      for (const auto& r : results) {
         if (r.status == StageStatus::fail || r.status == StageStatus::error)
           std::cout << "\n[" << r.stage << "] " << to_string(r.status) << ": " << r.message << "\n";
+        else if (const std::string kept = kept_memory_note(r); !kept.empty())
+          std::cout << "\n[" << r.stage << "] " << kept << "\n";
+      }
   }
 
   int code = kExitOk;

@@ -82,6 +82,32 @@ TEST_CASE("GPU: the launch counter sees copies to and from the host", "[gpu][lau
   CHECK(counter.host_copy_bytes() == 2 * host.size() * sizeof(int));
 }
 
+TEST_CASE("GPU: the launch counter sees what is allocated and not yet freed", "[gpu][launch-counter]") {
+  gpulab::LaunchCounter counter;
+  REQUIRE(counter.available());
+  const auto before = counter.live_allocation_bytes();
+  REQUIRE(before);
+  void* plain = nullptr;
+  REQUIRE(cudaMalloc(&plain, 1 << 20) == cudaSuccess);
+  CHECK(*counter.live_allocation_bytes() == *before + (1 << 20));
+  void* pitched = nullptr;
+  std::size_t pitch = 0;
+  REQUIRE(cudaMallocPitch(&pitched, &pitch, 1000, 7) == cudaSuccess);
+  CHECK(*counter.live_allocation_bytes() == *before + (1 << 20) + pitch * 7);
+  void* ordered = nullptr;
+  REQUIRE(cudaMallocAsync(&ordered, 4096, nullptr) == cudaSuccess);
+  CHECK(*counter.live_allocation_bytes() == *before + (1 << 20) + pitch * 7 + 4096);
+  REQUIRE(cudaFreeAsync(ordered, nullptr) == cudaSuccess);
+  REQUIRE(cudaFree(pitched) == cudaSuccess);
+  REQUIRE(cudaFree(plain) == cudaSuccess);
+  CHECK(*counter.live_allocation_bytes() == *before);
+  // A request the device cannot meet allocates nothing, and counts nothing.
+  void* huge = nullptr;
+  CHECK(cudaMalloc(&huge, std::size_t{1} << 60) != cudaSuccess);
+  cudaGetLastError();
+  CHECK(*counter.live_allocation_bytes() == *before);
+}
+
 TEST_CASE("GPU: measured copy bandwidth is plausible", "[gpu][device]") {
   auto info = gpulab::query_device();
   REQUIRE(info);

@@ -130,12 +130,25 @@ def time_stages(runner: Path, stages: list[str], rubric: Rubric, sandbox: Sandbo
         elif not isinstance(ms, (int, float)) or ms <= 0:
             out[s] = (None, "no median_ms in the result")
         else:
-            out[s] = (float(ms), "" if r.get("fresh_inputs", True) else ONE_INPUT)
+            notes = [n for n in (kept_memory(r), "" if r.get("fresh_inputs", True) else ONE_INPUT) if n]
+            out[s] = (float(ms), "; ".join(notes))
     missing = [s for s in stages if out[s][0] is None and "no timing" in out[s][1]]
     if len(stages) > 1 and missing:   # one stage broke the shared process: time the others alone
         for s in missing:
             out[s] = time_stages(runner, [s], rubric, sandbox, timer)[s]
     return out
+
+
+def kept_memory(result: dict) -> str:
+    """What a timed stage kept allocated per run (the runner's bytes_kept_per_run), said beside its
+    time: the leak's cudaMalloc is in that time, and a long-running program would run out of memory.
+    No points of its own (the time already pays); the student's process reports it, so a forged
+    value can only add this sentence."""
+    kept = result.get("bytes_kept_per_run")
+    if not isinstance(kept, int) or isinstance(kept, bool) or kept <= 0:
+        return ""
+    return (f"each timed run kept {kept / 2**20:.3g} MiB allocated (a cudaMalloc in run() with no cudaFree, "
+            "inside the timed region): take scratch from the harness's workspace, or free what run() allocates")
 
 
 def cross_check(lr: LabRun, check: Check, sp: StagePoints, t: float) -> Check:

@@ -6,7 +6,8 @@ Usage: fake_runner.py CONFIG.json|'{...}' <runner args>. CONFIG: {"lab", "title"
 A student's behaviour comes from behaviour_file (the "source" the fake build copied), a JSON
 object {stage: {"status", "fail_n": [...], "crash", "hang", "median_ms", "junk", "fake_json",
 "exit_early", "median_ms_runs" + "runs_file" (a median per timed process, in turn), "sleep_s",
-"fresh_inputs" (false: timed on one input, as a lab without the replay guard)}}.
+"fresh_inputs" (false: timed on one input, as a lab without the replay guard), "bytes_kept_per_run"
+(what each timed run left allocated)}}.
 FAKE_RUNNER_EVENTS_LOG: the end of each untimed run (--no-time: a correctness case) is appended
 ("case-end <stages> <time>").
 "oom_unless_alone": the stage reports CUDA's out of memory unless a grader holds the GPU lock alone.
@@ -189,7 +190,8 @@ def run(cfg: dict, behaviour: dict, args: list[str], started: float) -> int:
         title = next((s.get("title", sid) for s in cfg["stages"] if s["id"] == sid), sid)
         results.append({"stage": sid, "title": title, "where": where, "role": "student", "status": status,
                         "message": msg, "median_ms": ms, "min_ms": ms, "max_ms": ms,
-                        "fresh_inputs": bool(b.get("fresh_inputs", ms is not None))})
+                        "fresh_inputs": bool(b.get("fresh_inputs", ms is not None)),
+                        "bytes_kept_per_run": b.get("bytes_kept_per_run", 0 if ms is not None else None)})
     problem = {"n": nn, "seed": seed, "distribution": dist}
     if rows:
         problem.update(rows=rows, cols=cols)

@@ -2,6 +2,7 @@
 // (every kernel boundary is a global barrier, seed 000 §2, eq. 1).
 #pragma once
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace gpulab {
@@ -24,9 +25,15 @@ class LaunchCounter {
   // unknown direction, cudaMemcpyDefault, count as host copies). A GPU stage that ships its data
   // to the host is computing on the CPU: the grader looks at this.
   std::size_t host_copy_bytes() const;
+  // Bytes of device, managed and pinned host memory the process allocated through the runtime since
+  // the counter was made and has not freed (nullopt: not tracked, as under a profiler). Sampled
+  // around a stage's timed runs it tells a stage that keeps memory per run (a cudaMalloc with no
+  // cudaFree) from one that allocates once.
+  std::optional<std::size_t> live_allocation_bytes() const;
 
  private:
   bool available_ = false;
+  bool allocations_tracked_ = false;
   std::string reason_;
   void* subscriber_ = nullptr;
 };

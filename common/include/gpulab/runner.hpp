@@ -21,6 +21,9 @@ struct StageResult {
   std::optional<double> gbps, elements_per_s, percent_of_copy, speedup_vs_cpu;
   std::optional<long> launches, predicted_launches;
   std::optional<std::size_t> host_copy_bytes;  // cudaMemcpy host<->device inside run()
+  // Allocated memory (device, managed, pinned) the timed runs kept, per run: a cudaMalloc in run()
+  // with no cudaFree. nullopt: not timed, or allocations not tracked (under a profiler).
+  std::optional<std::size_t> bytes_kept_per_run;
   bool fresh_inputs = false;  // timed on a fresh input per run, each run checked (the replay guard)
   std::optional<bool> input_is_answer;  // `verify` of a pass: a copy of the input passes too
 };
