@@ -98,6 +98,11 @@ class GradingTest(FakeGrading, unittest.TestCase):
         self.assertIn("each timed run kept 64 MiB allocated", naive.summary)
         self.assertIn("free what run() allocates", naive.summary)
         self.assertNotIn("kept", self.stage(sub, "shared").checks["performance"].summary)
+        # report.md shows the time in its table and the note under it, with the stage named.
+        report.write_all(sub, self.tmp / "out")
+        text = (self.tmp / "out" / "report.md").read_text()
+        self.assertIn("- naive: each timed run kept 64 MiB allocated", text)
+        self.assertNotIn("- shared:", text)
 
     def test_slow_stage_scaled(self):
         sub = self.grade({"naive": {"status": "pass", "median_ms": 4.0}, "shared": {"status": "pass", "median_ms": 1.1}})
