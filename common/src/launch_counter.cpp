@@ -85,9 +85,11 @@ struct LiveAllocations {
   std::size_t total = 0;
 };
 
+// Never destroyed: a buffer freed by another static's destructor at exit still reaches the callback,
+// whatever the order in which statics are destroyed.
 LiveAllocations& live_allocations() {
-  static LiveAllocations live;
-  return live;
+  static auto* live = new LiveAllocations;
+  return *live;
 }
 
 // The pointer and size an allocation call made (at its exit), from its parameters. Every listed
