@@ -175,7 +175,8 @@ def _lab_markdown(lab: LabGrade) -> list[str]:
             ncu_cell = "-" if ncu_ms is None else f"{ncu_ms:.4g}"
             md.append(f"| {s.id} | {d.get('n')} | {d['t_ms']:.4g} | {ncu_cell} | {d['t_ref_ms']:.4g} | "
                       f"{d['ratio']:.2f}x | <= {d['full_credit_ratio']:g}x | {_pts(c.points)} / {_pts(c.max_points)} |")
-        notes = [f"- {s.id}: {note}" for s in timing for note in s.checks["performance"].data.get("notes", [])]
+        notes = [f"- {s.id}: {s.checks['performance'].data['note']}" for s in timing
+                 if s.checks["performance"].data.get("note")]
         if notes:
             md += ["", *notes]
     nr = [(s.id, c) for s in lab.stages for c in s.checks.values() if c.status == NOT_RUN]

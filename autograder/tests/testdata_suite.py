@@ -211,16 +211,18 @@ def compare(spec: dict[str, Any], sub, leaks: list[str] | None = None,
             got.append(f"{stage} not timed: {c.summary[:80]}")
             if c.points > 0:
                 bad.append(f"{stage}.performance: {c.points:g} points without a measured time")
+    # What a check says: its summary, or one of its details (a case's message: "case n=1025 ...: error: ...").
+    def says(c, text: str) -> bool:
+        return any(text in line for line in [c.summary, *c.details])
     for key, text in exp.get("messages", {}).items():
         c = _check_of(lab, key)
         want.append(f"{key} says {text!r}")
-        # The summary, or one of its details (a case's message: "case n=1025 ...: error: ...").
-        if c is None or not any(text in line for line in [c.summary, *c.details]):
+        if c is None or not says(c, text):
             bad.append(f"{key}: {c.summary[:200] if c else 'absent'} (want it to say {text!r})")
     for key, text in exp.get("silent", {}).items():
         c = _check_of(lab, key)
         want.append(f"{key} does not say {text!r}")
-        if c is not None and any(text in line for line in [c.summary, *c.details]):
+        if c is not None and says(c, text):
             bad.append(f"{key}: {c.summary[:200]} (want it not to say {text!r})")
     if "no_writes" in exp or "unchanged" in exp:
         want.append("nothing written outside the student's private folders")

@@ -128,30 +128,24 @@ void track_allocation(CUpti_CallbackId id, const CUpti_CallbackData* call) {
   held = bytes;
 }
 
-bool enable_allocation_callbacks(CUpti_SubscriberHandle handle) {
-  for (auto id : kRuntimeAllocations)
-    if (cuptiEnableCallback(1, handle, CUPTI_CB_DOMAIN_RUNTIME_API, id) != CUPTI_SUCCESS) return false;
-  for (auto id : kRuntimeFrees)
-    if (cuptiEnableCallback(1, handle, CUPTI_CB_DOMAIN_RUNTIME_API, id) != CUPTI_SUCCESS) return false;
+template <std::size_t N>
+bool enable(CUpti_SubscriberHandle handle, bool on, CUpti_CallbackDomain domain, const CUpti_CallbackId (&ids)[N]) {
+  for (auto id : ids)
+    if (cuptiEnableCallback(on, handle, domain, id) != CUPTI_SUCCESS) return false;
   return true;
 }
 
-bool is_copy(CUpti_CallbackId id) {
-  for (auto c : kRuntimeCopies)
-    if (c == id) return true;
-  return false;
+bool enable_allocation_callbacks(CUpti_SubscriberHandle handle) {
+  return enable(handle, true, CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeAllocations) &&
+         enable(handle, true, CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeFrees);
 }
 
-// Only the launch calls are hooked, and only between start() and stop(): timing runs see no
+// The launch and copy calls are hooked only between start() and stop(): timing runs see no
 // callback overhead.
 bool enable_launch_callbacks(CUpti_SubscriberHandle handle, bool on) {
-  for (auto id : kRuntimeLaunches)
-    if (cuptiEnableCallback(on, handle, CUPTI_CB_DOMAIN_RUNTIME_API, id) != CUPTI_SUCCESS) return false;
-  for (auto id : kDriverLaunches)
-    if (cuptiEnableCallback(on, handle, CUPTI_CB_DOMAIN_DRIVER_API, id) != CUPTI_SUCCESS) return false;
-  for (auto id : kRuntimeCopies)
-    if (cuptiEnableCallback(on, handle, CUPTI_CB_DOMAIN_RUNTIME_API, id) != CUPTI_SUCCESS) return false;
-  return true;
+  return enable(handle, on, CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeLaunches) &&
+         enable(handle, on, CUPTI_CB_DOMAIN_DRIVER_API, kDriverLaunches) &&
+         enable(handle, on, CUPTI_CB_DOMAIN_RUNTIME_API, kRuntimeCopies);
 }
 
 void CUPTIAPI on_api_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
@@ -161,7 +155,7 @@ void CUPTIAPI on_api_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
     track_allocation(id, call);
     return;
   }
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && is_copy(id)) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && listed(kRuntimeCopies, id)) {
     // The four copy calls share the leading fields (dst, src, count, kind).
     const auto* p = static_cast<const cudaMemcpy_v3020_params*>(call->functionParams);
     if (enter && p && p->kind != cudaMemcpyDeviceToDevice && p->kind != cudaMemcpyHostToHost && g_counting.load(std::memory_order_relaxed))
